@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* base/options.c - the runtime option table (see options.h). */
+#include "base/options.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "base/compiler.h"
+#include "base/log.h"
+#include "memcg/memcg.h"
+
+static struct mcg_option options[MCG_OPT_COUNT] = {
+	[MCG_OPT_RSEQ] = {"rseq", "MCG_RSEQ", 1, 1, 0, 1, "bool",
+	                  "use rseq critical sections for per-CPU data when glibc registered rseq"},
+	[MCG_OPT_NUMA_NODES] = {"numa_nodes", "MCG_NUMA_NODES", 0, 0, 0, 64, "count",
+	                        "fake this many NUMA nodes, CPUs spread evenly (0: the real topology)"},
+	[MCG_OPT_SLAB_DEBUG] = {"slab_debug", "MCG_SLAB_DEBUG", 0, 0, 0, 1, "bool",
+	                        "poison and red-zone every cache (slower; catches use-after-free and overflows)"},
+	[MCG_OPT_CPU_OBJECTS] = {"cpu_objects", "MCG_CPU_OBJECTS", 0, 0, 0, 4096, "count",
+	                         "per-CPU array capacity of every cache (0: chosen by object size)"},
+	[MCG_OPT_REAP_MS] = {"reap_ms", "MCG_REAP_MS", 0, 0, 0, 3600000, "ms",
+	                     "period of the reaper thread the malloc shim starts (0: no reaper)"},
+};
+
+static bool options_use_env = true;
+static int options_loaded; /* 0: no, 1: loading/loaded */
+
+static void options_load(void)
+{
+	if (__atomic_exchange_n(&options_loaded, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (int i = 0; i < MCG_OPT_COUNT; i++) {
+		struct mcg_option *o = &options[i];
+		if (!options_use_env)
+			continue;
+		const char *s = getenv(o->env);
+		if (!s || !*s)
+			continue;
+		char *end;
+		errno = 0;
+		long v = strtol(s, &end, 10);
+		if (errno || *end || v < o->min || v > o->max) {
+			mcg_log("ignoring %s=%s: expected %s in %ld..%ld", o->env, s,
+			        o->unit, o->min, o->max);
+			continue;
+		}
+		o->value = v;
+	}
+}
+
+long mcg_option(enum mcg_option_id id)
+{
+	if (unlikely(!__atomic_load_n(&options_loaded, __ATOMIC_ACQUIRE)))
+		options_load();
+	return options[id].value;
+}
+
+const struct mcg_option *mcg_option_table(void)
+{
+	options_load();
+	return options;
+}
+
+mcg_public int mcg_options_use_env(int use)
+{
+	if (__atomic_load_n(&options_loaded, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	options_use_env = use != 0;
+	return 0;
+}
+
+mcg_public int mcg_option_set(const char *name, long value)
+{
+	if (!name)
+		return -EINVAL;
+	for (int i = 0; i < MCG_OPT_COUNT; i++) {
+		struct mcg_option *o = &options[i];
+		const char *a = o->name, *b = name;
+		while (*a && *a == *b)
+			a++, b++;
+		if (*a || *b)
+			continue;
+		if (value < o->min || value > o->max)
+			return -EINVAL;
+		options_load();
+		o->value = value;
+		return 0;
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * base/options.h - the runtime options, all in one table.
+ *
+ * Each option has a name, a default, a unit, an environment variable and a
+ * comment (options.c); `memcg options` prints the table and docs/options.md
+ * is generated from it.  The environment is read once, at initialisation,
+ * unless mcg_options_use_env(false) was called first.
+ */
+#ifndef MCG_BASE_OPTIONS_H
+#define MCG_BASE_OPTIONS_H
+
+#include <stdbool.h>
+
+enum mcg_option_id {
+	MCG_OPT_RSEQ,        /* use rseq for per-CPU data when available */
+	MCG_OPT_NUMA_NODES,  /* fake this many NUMA nodes (0: real topology) */
+	MCG_OPT_SLAB_DEBUG,  /* poison + red zone on every cache */
+	MCG_OPT_CPU_OBJECTS, /* per-CPU array capacity (0: by object size) */
+	MCG_OPT_REAP_MS,     /* reaper period started by the malloc shim (0: off) */
+	MCG_OPT_COUNT
+};
+
+struct mcg_option {
+	const char *name;    /* e.g. "rseq" */
+	const char *env;     /* e.g. "MCG_RSEQ" */
+	long value;          /* current value */
+	long def;            /* default */
+	long min, max;       /* accepted range */
+	const char *unit;    /* "bool", "count", "ms", ... */
+	const char *comment; /* one line */
+};
+
+/** mcg_option - the current value of option @id (reads the environment once). */
+long mcg_option(enum mcg_option_id id);
+
+/** mcg_option_table - the table (MCG_OPT_COUNT entries), for printing. */
+const struct mcg_option *mcg_option_table(void);
+
+#endif /* MCG_BASE_OPTIONS_H */

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* base/pcpu_stack.c - the locked path of per-CPU stacks (see pcpu_stack.h). */
+#include "base/pcpu_stack.h"
+
+int mcg_locked_stack_pop(struct mcg_pcpu_stack *base, void **out)
+{
+	struct mcg_pcpu_stack *s = mcg_pcpu_stack_lock_mine(base);
+	int r = MCG_PCPU_FAIL;
+	if (s->cur > s->lo) {
+		*out = s->slots[--s->cur];
+		r = MCG_PCPU_OK;
+	}
+	mcg_unlock(&s->lock);
+	return r;
+}
+
+int mcg_locked_stack_push(struct mcg_pcpu_stack *base, void *obj)
+{
+	struct mcg_pcpu_stack *s = mcg_pcpu_stack_lock_mine(base);
+	int r = MCG_PCPU_FAIL;
+	if (s->cur < s->hi) {
+		if (s->cur > 0 && s->slots[s->cur - 1] == obj) {
+			r = MCG_PCPU_DOUBLE;
+		} else {
+			s->slots[s->cur++] = obj;
+			r = MCG_PCPU_OK;
+		}
+	}
+	mcg_unlock(&s->lock);
+	return r;
+}
+
+uint32_t mcg_locked_stack_push_batch(struct mcg_pcpu_stack *base, void *const *src, uint32_t n)
+{
+	struct mcg_pcpu_stack *s = mcg_pcpu_stack_lock_mine(base);
+	uint32_t k = 0;
+	if (s->cur < s->hi) {
+		k = MCG_MIN(n, s->hi - s->cur);
+		for (uint32_t i = 0; i < k; i++)
+			s->slots[s->cur + i] = src[i];
+		s->cur += k;
+	}
+	mcg_unlock(&s->lock);
+	return k;
+}
+
+uint32_t mcg_locked_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, uint32_t n)
+{
+	struct mcg_pcpu_stack *s = mcg_pcpu_stack_lock_mine(base);
+	uint32_t k = 0;
+	if (s->cur > s->lo) {
+		k = MCG_MIN(n, s->cur - s->lo);
+		s->cur -= k;
+		for (uint32_t i = 0; i < k; i++)
+			dst[i] = s->slots[s->cur + i];
+	}
+	mcg_unlock(&s->lock);
+	return k;
+}

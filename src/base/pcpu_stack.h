@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * base/pcpu_stack.h - a per-CPU stack of pointers: the slab fast path.
+ *
+ * Each CPU has a header { cur, lo, hi, touched, slots, lock } at
+ * base + (cpu << MCG_PCPU_SHIFT); slots[0, cur) hold objects.  The shape is
+ * tcmalloc's per-CPU slab: array stacks, so an operation reads the header,
+ * touches one slot, and commits by storing `cur` - one store, the last
+ * instruction of the rseq critical section.  No ABA (only the CPU's own
+ * sections move `cur`), no atomics on the fast path.
+ *
+ *   pop  : if cur > lo  { obj = slots[cur-1]; commit cur-1 }
+ *   push : if cur < hi  { slots[cur] = obj;   commit cur+1 }
+ *
+ * Stopping a CPU's stack (remote drain, reap): under its lock set lo to
+ * MCG_PCPU_STOPPED and hi to 0 so every operation fails to the slow path,
+ * then mcg_percpu_fence().  In locked mode every operation takes the lock, so
+ * holding it is enough.
+ *
+ * The rseq sections are x86-64 assembly, below, kept tiny to be reviewed line
+ * by line: %rax = this CPU's header, %ecx = cur, %rdx / %r8 = slots.
+ */
+#ifndef MCG_BASE_PCPU_STACK_H
+#define MCG_BASE_PCPU_STACK_H
+
+#include <stdint.h>
+
+#include "base/lock.h"
+#include "base/percpu.h"
+
+#define MCG_PCPU_STOPPED 0x7fffffffu
+
+struct mcg_pcpu_stack {
+	uint32_t cur;     /* objects in slots[0, cur) */
+	uint32_t lo;      /* pop only while cur > lo (0, or MCG_PCPU_STOPPED) */
+	uint32_t hi;      /* push only while cur < hi (capacity, or 0 stopped) */
+	uint32_t touched; /* slow path ran since the last reap (relaxed) */
+	void **slots;     /* capacity entries */
+	mcg_lock_t lock;  /* locked mode: the data; rseq mode: remote owners */
+} __attribute__((aligned(MCG_PCPU_STRIDE)));
+
+_Static_assert(sizeof(struct mcg_pcpu_stack) == MCG_PCPU_STRIDE, "stride");
+
+/* Results of push. */
+enum { MCG_PCPU_OK = 0, MCG_PCPU_FAIL = 1, MCG_PCPU_DOUBLE = 2 };
+
+/** mcg_pcpu_stack_of - CPU @cpu's header in the array at @base. */
+static inline struct mcg_pcpu_stack *mcg_pcpu_stack_of(struct mcg_pcpu_stack *base,
+                                                       unsigned cpu)
+{
+	return (struct mcg_pcpu_stack *)((char *)base + ((size_t)cpu << MCG_PCPU_SHIFT));
+}
+
+#if MCG_HAVE_RSEQ_ASM
+/*
+ * The rseq descriptor (in section __rseq_cs), the abort handler preceded by
+ * the signature (in __rseq_failure), the store of the descriptor into this
+ * thread's rseq area, then label 1: the start of the critical section.  The
+ * section ends at label 2, just after the commit.  Then %rax = our header.
+ */
+#define MCG_RSEQ_ENTER(abort)                                                  \
+	".pushsection __rseq_cs, \"aw\"\n\t"                                   \
+	".balign 32\n\t"                                                       \
+	"3:\n\t"                                                               \
+	".long 0x0, 0x0\n\t"                                                   \
+	".quad 1f, (2f - 1f), 4f\n\t"                                          \
+	".popsection\n\t"                                                      \
+	".pushsection __rseq_failure, \"ax\"\n\t"                              \
+	".byte 0x0f, 0xb9, 0x3d\n\t"                                           \
+	".long 0x53053053\n\t"                                                 \
+	"4:\n\t"                                                               \
+	"jmp %l[" #abort "]\n\t"                                               \
+	".popsection\n\t"                                                      \
+	"leaq 3b(%%rip), %%rax\n\t"                                            \
+	"movq %%rax, %%fs:8(%[rseq])\n\t"                                      \
+	"1:\n\t"                                                               \
+	"movl %%fs:4(%[rseq]), %%eax\n\t"                                      \
+	"shlq $7, %%rax\n\t"                                                   \
+	"addq %[base], %%rax\n\t"
+
+static inline int mcg_rseq_stack_pop(struct mcg_pcpu_stack *base, void **out)
+{
+retry:
+	__asm__ __volatile__ goto(
+		MCG_RSEQ_ENTER(abort)
+		"movl (%%rax), %%ecx\n\t"         /* cur */
+		"cmpl 4(%%rax), %%ecx\n\t"        /* cur <= lo: empty or stopped */
+		"jbe %l[empty]\n\t"
+		"subl $1, %%ecx\n\t"
+		"movq 16(%%rax), %%rdx\n\t"       /* slots */
+		"movq (%%rdx,%%rcx,8), %%rdx\n\t" /* obj = slots[cur-1] */
+		"movq %%rdx, (%[out])\n\t"
+		"movl %%ecx, (%%rax)\n\t"         /* commit cur-1 */
+		"2:\n\t"
+		:
+		: [rseq] "r"(__rseq_offset), [base] "r"(base), [out] "r"(out)
+		: "rax", "rcx", "rdx", "memory", "cc"
+		: abort, empty);
+	return MCG_PCPU_OK;
+abort:
+	goto retry;
+empty:
+	return MCG_PCPU_FAIL;
+}
+
+static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *base, void *obj)
+{
+retry:
+	__asm__ __volatile__ goto(
+		MCG_RSEQ_ENTER(abort)
+		"movl (%%rax), %%ecx\n\t"          /* cur */
+		"cmpl 8(%%rax), %%ecx\n\t"         /* cur >= hi: full or stopped */
+		"jae %l[full]\n\t"
+		"movq 16(%%rax), %%rdx\n\t"        /* slots */
+		"testl %%ecx, %%ecx\n\t"
+		"jz 5f\n\t"
+		"cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t" /* freed twice in a row? */
+		"je %l[dfree]\n\t"
+		"5:\n\t"
+		"movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
+		"addl $1, %%ecx\n\t"
+		"movl %%ecx, (%%rax)\n\t"          /* commit cur+1 */
+		"2:\n\t"
+		:
+		: [rseq] "r"(__rseq_offset), [base] "r"(base), [obj] "r"(obj)
+		: "rax", "rcx", "rdx", "memory", "cc"
+		: abort, full, dfree);
+	return MCG_PCPU_OK;
+abort:
+	goto retry;
+full:
+	return MCG_PCPU_FAIL;
+dfree:
+	return MCG_PCPU_DOUBLE;
+}
+
+/* Push up to @n (>= 1) objects from @src; return how many were pushed. */
+static inline uint32_t mcg_rseq_stack_push_batch(struct mcg_pcpu_stack *base,
+                                                 void *const *src, uint32_t n)
+{
+	uint32_t done = 0;
+retry:
+	__asm__ __volatile__ goto(
+		MCG_RSEQ_ENTER(abort)
+		"movl (%%rax), %%ecx\n\t"          /* cur */
+		"movl 8(%%rax), %%edx\n\t"
+		"subl %%ecx, %%edx\n\t"            /* room = hi - cur */
+		"jle %l[full]\n\t"
+		"cmpl %[n], %%edx\n\t"
+		"cmova %[n], %%edx\n\t"            /* k = min(room, n) */
+		"movq 16(%%rax), %%r8\n\t"
+		"leaq (%%r8,%%rcx,8), %%r8\n\t"    /* &slots[cur] */
+		"xorl %%r9d, %%r9d\n\t"
+		"6:\n\t"
+		"movq (%[src],%%r9,8), %%r10\n\t"
+		"movq %%r10, (%%r8,%%r9,8)\n\t"
+		"addl $1, %%r9d\n\t"
+		"cmpl %%edx, %%r9d\n\t"
+		"jb 6b\n\t"
+		"movl %%edx, (%[done])\n\t"
+		"addl %%edx, %%ecx\n\t"
+		"movl %%ecx, (%%rax)\n\t"          /* commit cur+k */
+		"2:\n\t"
+		:
+		: [rseq] "r"(__rseq_offset), [base] "r"(base), [src] "r"(src),
+		  [n] "r"(n), [done] "r"(&done)
+		: "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc"
+		: abort, full);
+	return done;
+abort:
+	goto retry;
+full:
+	return 0;
+}
+
+/* Pop up to @n (>= 1) objects into @dst; return how many were popped. */
+static inline uint32_t mcg_rseq_stack_pop_batch(struct mcg_pcpu_stack *base,
+                                                void **dst, uint32_t n)
+{
+	uint32_t done = 0;
+retry:
+	__asm__ __volatile__ goto(
+		MCG_RSEQ_ENTER(abort)
+		"movl (%%rax), %%ecx\n\t"          /* cur */
+		"movl %%ecx, %%edx\n\t"
+		"subl 4(%%rax), %%edx\n\t"         /* avail = cur - lo */
+		"jle %l[empty]\n\t"
+		"cmpl %[n], %%edx\n\t"
+		"cmova %[n], %%edx\n\t"            /* k = min(avail, n) */
+		"subl %%edx, %%ecx\n\t"            /* new cur */
+		"movq 16(%%rax), %%r8\n\t"
+		"leaq (%%r8,%%rcx,8), %%r8\n\t"    /* &slots[cur-k] */
+		"xorl %%r9d, %%r9d\n\t"
+		"6:\n\t"
+		"movq (%%r8,%%r9,8), %%r10\n\t"
+		"movq %%r10, (%[dst],%%r9,8)\n\t"
+		"addl $1, %%r9d\n\t"
+		"cmpl %%edx, %%r9d\n\t"
+		"jb 6b\n\t"
+		"movl %%edx, (%[done])\n\t"
+		"movl %%ecx, (%%rax)\n\t"          /* commit cur-k */
+		"2:\n\t"
+		:
+		: [rseq] "r"(__rseq_offset), [base] "r"(base), [dst] "r"(dst),
+		  [n] "r"(n), [done] "r"(&done)
+		: "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc"
+		: abort, empty);
+	return done;
+abort:
+	goto retry;
+empty:
+	return 0;
+}
+#else
+static inline int mcg_rseq_stack_pop(struct mcg_pcpu_stack *b, void **o) { return MCG_PCPU_FAIL; }
+static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *b, void *o) { return MCG_PCPU_FAIL; }
+static inline uint32_t mcg_rseq_stack_push_batch(struct mcg_pcpu_stack *b, void *const *s, uint32_t n) { return 0; }
+static inline uint32_t mcg_rseq_stack_pop_batch(struct mcg_pcpu_stack *b, void **d, uint32_t n) { return 0; }
+#endif
+
+/* ---- the locked path: same semantics, a lock per CPU slot ---- */
+
+static inline struct mcg_pcpu_stack *mcg_pcpu_stack_lock_mine(struct mcg_pcpu_stack *base)
+{
+	struct mcg_pcpu_stack *s = mcg_pcpu_stack_of(base, mcg_percpu_cpu());
+	mcg_lock(&s->lock);
+	return s;
+}
+
+int mcg_locked_stack_pop(struct mcg_pcpu_stack *base, void **out);
+int mcg_locked_stack_push(struct mcg_pcpu_stack *base, void *obj);
+uint32_t mcg_locked_stack_push_batch(struct mcg_pcpu_stack *base, void *const *src, uint32_t n);
+uint32_t mcg_locked_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, uint32_t n);
+
+/* ---- the entry points ---- */
+
+/** mcg_pcpu_stack_pop - pop this CPU's top object.  Return MCG_PCPU_OK or _FAIL. */
+static mcg_always_inline int mcg_pcpu_stack_pop(struct mcg_pcpu_stack *base, void **out)
+{
+	if (likely(mcg_percpu_use_rseq()))
+		return mcg_rseq_stack_pop(base, out);
+	return mcg_locked_stack_pop(base, out);
+}
+
+/** mcg_pcpu_stack_push - push @obj on this CPU.  Return _OK, _FAIL (full) or _DOUBLE. */
+static mcg_always_inline int mcg_pcpu_stack_push(struct mcg_pcpu_stack *base, void *obj)
+{
+	if (likely(mcg_percpu_use_rseq()))
+		return mcg_rseq_stack_push(base, obj);
+	return mcg_locked_stack_push(base, obj);
+}
+
+/** mcg_pcpu_stack_push_batch - push up to @n objects; return the count pushed. */
+static inline uint32_t mcg_pcpu_stack_push_batch(struct mcg_pcpu_stack *base,
+                                                 void *const *src, uint32_t n)
+{
+	if (mcg_percpu_use_rseq())
+		return mcg_rseq_stack_push_batch(base, src, n);
+	return mcg_locked_stack_push_batch(base, src, n);
+}
+
+/** mcg_pcpu_stack_pop_batch - pop up to @n objects; return the count popped. */
+static inline uint32_t mcg_pcpu_stack_pop_batch(struct mcg_pcpu_stack *base,
+                                                void **dst, uint32_t n)
+{
+	if (mcg_percpu_use_rseq())
+		return mcg_rseq_stack_pop_batch(base, dst, n);
+	return mcg_locked_stack_pop_batch(base, dst, n);
+}
+
+/** mcg_pcpu_stack_stop - make @s fail every operation (caller holds s->lock). */
+static inline void mcg_pcpu_stack_stop(struct mcg_pcpu_stack *s)
+{
+	MCG_WRITE_ONCE(s->hi, 0);
+	MCG_WRITE_ONCE(s->lo, MCG_PCPU_STOPPED);
+}
+
+/** mcg_pcpu_stack_start - let @s run again with capacity @cap (caller holds s->lock). */
+static inline void mcg_pcpu_stack_start(struct mcg_pcpu_stack *s, uint32_t cap)
+{
+	MCG_WRITE_ONCE(s->lo, 0);
+	__atomic_store_n(&s->hi, cap, __ATOMIC_RELEASE);
+}
+
+#endif /* MCG_BASE_PCPU_STACK_H */

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* base/percpu.c - choosing the per-CPU mechanism; the rseq fence (see percpu.h). */
+#include "base/percpu.h"
+
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/options.h"
+#include "os/os.h"
+
+mcg_percpu_mode_t mcg_percpu_mode_ = MCG_PERCPU_LOCKED;
+static pthread_once_t percpu_once = PTHREAD_ONCE_INIT;
+
+static long membarrier(int cmd, unsigned flags, int cpu)
+{
+	return syscall(SYS_membarrier, cmd, flags, cpu);
+}
+
+static bool rseq_usable(void)
+{
+	if (!mcg_config_rseq_asm || mcg_config_tsan || !mcg_option(MCG_OPT_RSEQ))
+		return false;
+	if (__rseq_size < 8) /* cpu_id lives at offset 4 */
+		return false;
+	int32_t cpu = (int32_t)mcg_percpu_rseq_area()[1];
+	if (cpu < 0 || (unsigned)cpu >= mcg_os_nr_cpus())
+		return false;
+	return membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0) == 0;
+}
+
+static void percpu_init_once(void)
+{
+	mcg_os_topology_init();
+	mcg_percpu_mode_ = rseq_usable() ? MCG_PERCPU_RSEQ : MCG_PERCPU_LOCKED;
+}
+
+void mcg_percpu_init(void)
+{
+	pthread_once(&percpu_once, percpu_init_once);
+}
+
+void mcg_percpu_fence(void)
+{
+	if (!mcg_percpu_use_rseq())
+		return;
+	if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0) != 0)
+		mcg_die("membarrier(PRIVATE_EXPEDITED_RSEQ) failed after registration");
+}
+
+void mcg_percpu_after_fork_child(void)
+{
+	if (mcg_percpu_use_rseq())
+		membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0);
+}
+
+mcg_public mcg_percpu_mode_t mcg_percpu_mode(void)
+{
+	mcg_percpu_init();
+	return mcg_percpu_mode_;
+}
+
+mcg_public unsigned mcg_nr_cpus(void)
+{
+	mcg_percpu_init();
+	return mcg_os_nr_cpus();
+}
+
+mcg_public unsigned mcg_nr_nodes(void)
+{
+	mcg_percpu_init();
+	return mcg_os_nr_nodes();
+}
+
+mcg_public unsigned mcg_cpu_node(unsigned cpu)
+{
+	mcg_percpu_init();
+	return mcg_os_cpu_node(cpu);
+}

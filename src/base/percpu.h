@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * base/percpu.h - per-CPU data: which mechanism, which CPU, and the fence.
+ *
+ * Two mechanisms with the same semantics (chosen once, at initialisation):
+ *  - MCG_PERCPU_RSEQ: restartable sequences.  An operation on a CPU's data is
+ *    an rseq critical section (base/rseq.h) that the kernel aborts if the
+ *    thread is preempted, migrated or signalled; its commit is one store.
+ *    A remote owner (drain, reap) first *stops* the CPU's data so new sections
+ *    fail to the slow path, then calls mcg_percpu_fence(), which restarts every
+ *    section in flight (membarrier's rseq command).  After it, the remote
+ *    owner has the data to itself until it starts it again.
+ *  - MCG_PERCPU_LOCKED: a lock per CPU slot, the slot chosen by
+ *    sched_getcpu().  Migration after the choice is harmless: the lock
+ *    protects the slot, not the CPU.  Used without rseq (valgrind, old
+ *    kernels, GLIBC_TUNABLES=glibc.pthread.rseq=0, MCG_RSEQ=0) and in TSan
+ *    builds, which cannot model rseq.
+ *
+ * Per-CPU headers are MCG_PCPU_STRIDE bytes apart, so the address of CPU c's
+ * header is base + (c << MCG_PCPU_SHIFT): one shift in a critical section.
+ */
+#ifndef MCG_BASE_PERCPU_H
+#define MCG_BASE_PERCPU_H
+
+#include <sched.h>
+#include <stdint.h>
+
+#include "base/compiler.h"
+#include "memcg/debug.h"
+
+#define MCG_PCPU_SHIFT 7
+#define MCG_PCPU_STRIDE (1u << MCG_PCPU_SHIFT)
+
+/* glibc's rseq registration (glibc >= 2.35). */
+extern const ptrdiff_t __rseq_offset;
+extern const unsigned int __rseq_size;
+
+/** The mechanism in use; set by mcg_percpu_init(). */
+extern mcg_percpu_mode_t mcg_percpu_mode_;
+
+/** mcg_percpu_init - choose the mechanism (idempotent; call before any use). */
+void mcg_percpu_init(void);
+
+/** mcg_percpu_use_rseq - true when rseq critical sections are in use. */
+static inline bool mcg_percpu_use_rseq(void)
+{
+	return mcg_config_rseq_asm && !mcg_config_tsan &&
+	       mcg_percpu_mode_ == MCG_PERCPU_RSEQ;
+}
+
+/** mcg_percpu_rseq_area - this thread's struct rseq (valid in rseq mode). */
+static inline volatile uint32_t *mcg_percpu_rseq_area(void)
+{
+	return (volatile uint32_t *)((char *)__builtin_thread_pointer() + __rseq_offset);
+}
+
+/**
+ * mcg_percpu_cpu - the CPU the thread runs on now (it may move right after).
+ */
+static inline unsigned mcg_percpu_cpu(void)
+{
+	if (mcg_percpu_use_rseq())
+		return mcg_percpu_rseq_area()[1]; /* cpu_id */
+	int c = sched_getcpu();
+	return c < 0 ? 0 : (unsigned)c;
+}
+
+/**
+ * mcg_percpu_fence - after stopping a CPU's data, wait until no critical
+ * section that saw it running can still commit.  No-op in locked mode.
+ */
+void mcg_percpu_fence(void);
+
+/** mcg_percpu_after_fork_child - re-arm the mechanism in a forked child. */
+void mcg_percpu_after_fork_child(void);
+
+#endif /* MCG_BASE_PERCPU_H */

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * os/os.c - mappings, topology and time (see os.h).
+ *
+ * Topology is read once from /sys/devices/system/{cpu/possible,node/node*}
+ * with open/read (no heap: this runs inside the malloc shim's first call).
+ */
+#include "os/os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/compiler.h"
+#include "base/fault.h"
+#include "base/options.h"
+#include "memcg/debug.h"
+
+static size_t os_mapped_bytes;
+static unsigned os_nr_cpus = 1, os_nr_nodes = 1, os_real_nodes = 1;
+static uint8_t os_cpu_node[MCG_MAX_CPUS];
+
+void *mcg_os_map(size_t size, size_t align)
+{
+	if (mcg_fault_should_fail())
+		return NULL;
+	size_t page = 4096;
+	if (align < page)
+		align = page;
+	size_t len = size + (align > page ? align : 0);
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (align > page) {
+		uintptr_t a = MCG_ALIGN_UP((uintptr_t)p, align);
+		size_t head = a - (uintptr_t)p;
+		size_t tail = len - head - size;
+		if (head)
+			munmap(p, head);
+		if (tail)
+			munmap((char *)a + size, tail);
+		p = (char *)a;
+	}
+	__atomic_add_fetch(&os_mapped_bytes, size, __ATOMIC_RELAXED);
+	return p;
+}
+
+void mcg_os_unmap(void *addr, size_t size)
+{
+	if (!addr)
+		return;
+	munmap(addr, size);
+	__atomic_sub_fetch(&os_mapped_bytes, size, __ATOMIC_RELAXED);
+}
+
+void mcg_os_decommit(void *addr, size_t size)
+{
+	madvise(addr, size, MADV_DONTNEED);
+}
+
+void mcg_os_bind(void *addr, size_t size, unsigned node)
+{
+	if (os_real_nodes <= 1 || node >= os_real_nodes)
+		return;
+	unsigned long mask = 1ul << node;
+	/* MPOL_PREFERRED = 1; failure only loses locality. */
+	syscall(SYS_mbind, addr, size, 1, &mask, sizeof(mask) * 8 + 1, 0);
+}
+
+size_t mcg_os_mapped(void)
+{
+	return __atomic_load_n(&os_mapped_bytes, __ATOMIC_RELAXED);
+}
+
+mcg_public size_t mcg_os_mapped_bytes(void)
+{
+	return mcg_os_mapped();
+}
+
+/* Read a small sysfs file into @buf (NUL-terminated).  Return length or -1. */
+static int read_small_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return (int)n;
+}
+
+/* Parse a cpulist ("0-3,8,10-11"); call @fn for each CPU.  Return max+1. */
+static unsigned parse_cpulist(const char *s, void (*fn)(unsigned cpu, unsigned arg),
+                              unsigned arg)
+{
+	unsigned max = 0;
+	while (*s && *s != '\n') {
+		unsigned a = 0, b;
+		if (*s < '0' || *s > '9')
+			break;
+		while (*s >= '0' && *s <= '9')
+			a = a * 10 + (unsigned)(*s++ - '0');
+		b = a;
+		if (*s == '-') {
+			s++;
+			b = 0;
+			while (*s >= '0' && *s <= '9')
+				b = b * 10 + (unsigned)(*s++ - '0');
+		}
+		for (unsigned c = a; c <= b && c < MCG_MAX_CPUS; c++) {
+			if (fn)
+				fn(c, arg);
+			if (c + 1 > max)
+				max = c + 1;
+		}
+		if (*s == ',')
+			s++;
+	}
+	return max;
+}
+
+static void set_cpu_node(unsigned cpu, unsigned node)
+{
+	os_cpu_node[cpu] = (uint8_t)node;
+}
+
+void mcg_os_topology_init(void)
+{
+	char buf[4096];
+	unsigned cpus = 0;
+	if (read_small_file("/sys/devices/system/cpu/possible", buf, sizeof(buf)) > 0)
+		cpus = parse_cpulist(buf, NULL, 0);
+	if (cpus == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		cpus = n > 0 ? (unsigned)n : 1;
+	}
+	if (cpus > MCG_MAX_CPUS)
+		cpus = MCG_MAX_CPUS;
+	os_nr_cpus = cpus;
+
+	unsigned nodes = 1;
+	for (unsigned n = 0; n < MCG_MAX_NODES; n++) {
+		char path[96];
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%u/cpulist", n);
+		if (read_small_file(path, buf, sizeof(buf)) < 0)
+			continue;
+		parse_cpulist(buf, set_cpu_node, n);
+		if (n + 1 > nodes)
+			nodes = n + 1;
+	}
+	os_real_nodes = nodes;
+	os_nr_nodes = nodes;
+
+	long fake = mcg_option(MCG_OPT_NUMA_NODES);
+	if (fake > 0) {
+		os_nr_nodes = (unsigned)fake;
+		for (unsigned c = 0; c < os_nr_cpus; c++)
+			os_cpu_node[c] = (uint8_t)(c * os_nr_nodes / os_nr_cpus);
+	}
+}
+
+unsigned mcg_os_nr_cpus(void) { return os_nr_cpus; }
+unsigned mcg_os_nr_nodes(void) { return os_nr_nodes; }
+unsigned mcg_os_cpu_node(unsigned cpu)
+{
+	return cpu < os_nr_cpus ? os_cpu_node[cpu] : 0;
+}
+
+uint64_t mcg_os_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+size_t mcg_os_rss_bytes(void)
+{
+	char buf[256];
+	if (read_small_file("/proc/self/statm", buf, sizeof(buf)) <= 0)
+		return 0;
+	unsigned long size = 0, rss = 0;
+	if (sscanf(buf, "%lu %lu", &size, &rss) != 2)
+		return 0;
+	return rss * (size_t)sysconf(_SC_PAGESIZE);
+}

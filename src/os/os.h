@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * os/os.h - the operating system behind one small interface: memory
+ * mappings, CPU and NUMA topology, time.
+ *
+ * Nothing here allocates from the heap (the malloc shim sits above it).  Every
+ * mapping request passes the fault-injection point first.
+ */
+#ifndef MCG_OS_OS_H
+#define MCG_OS_OS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MCG_MAX_NODES 64
+#define MCG_MAX_CPUS 4096
+
+/**
+ * mcg_os_map - map @size bytes (a multiple of the page size) of zeroed,
+ * read-write memory aligned to @align (a power of two >= the page size).
+ * Return: the address, or NULL (fault injected or the OS refused).
+ */
+void *mcg_os_map(size_t size, size_t align);
+
+/** mcg_os_unmap - unmap what mcg_os_map() returned. */
+void mcg_os_unmap(void *addr, size_t size);
+
+/** mcg_os_decommit - give the pages back to the OS (they read as zero later). */
+void mcg_os_decommit(void *addr, size_t size);
+
+/** mcg_os_bind - prefer NUMA node @node for the pages (no-op on one real node). */
+void mcg_os_bind(void *addr, size_t size, unsigned node);
+
+/** mcg_os_mapped - bytes mapped through mcg_os_map() and not yet unmapped. */
+size_t mcg_os_mapped(void);
+
+/** mcg_os_topology_init - read CPUs and nodes (sysfs, or fake nodes by option). */
+void mcg_os_topology_init(void);
+
+/** mcg_os_nr_cpus - possible CPU ids are 0 .. mcg_os_nr_cpus() - 1. */
+unsigned mcg_os_nr_cpus(void);
+/** mcg_os_nr_nodes - nodes in use (1 .. MCG_MAX_NODES). */
+unsigned mcg_os_nr_nodes(void);
+/** mcg_os_cpu_node - the node of @cpu (0 when unknown). */
+unsigned mcg_os_cpu_node(unsigned cpu);
+
+/** mcg_os_now_ns - CLOCK_MONOTONIC in nanoseconds. */
+uint64_t mcg_os_now_ns(void);
+
+/** mcg_os_rss_bytes - this process's resident set (from /proc/self/statm). */
+size_t mcg_os_rss_bytes(void);
+
+#endif /* MCG_OS_OS_H */

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * page/chunk.h - chunks: the unit of memory memcg takes from the OS.
+ *
+ * A chunk is MCG_CHUNK_SIZE bytes aligned to its size, so any address inside
+ * it finds the chunk header by masking.  A chunk is either
+ *  - SLABS: unit 0 holds this header (with a descriptor area and an object
+ *    bitmap area per unit, owned by the slab layer); units 1..63 are handed
+ *    out in power-of-two spans by the page allocator (pages.c);
+ *  - LARGE: one block of a kmalloc too big for a size class; the header is
+ *    the first page and the block follows.
+ * A process-wide bitmap with one bit per possible chunk says which chunks
+ * are memcg's: the O(1) test that rejects foreign pointers.
+ *
+ * Glossary: unit = MCG_UNIT_SIZE bytes; span = 2^k contiguous units.
+ */
+#ifndef MCG_PAGE_CHUNK_H
+#define MCG_PAGE_CHUNK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/compiler.h"
+#include "base/list.h"
+
+#define MCG_CHUNK_SHIFT 22
+#define MCG_CHUNK_SIZE (1ul << MCG_CHUNK_SHIFT)
+#define MCG_UNIT_SHIFT 16
+#define MCG_UNIT_SIZE (1ul << MCG_UNIT_SHIFT)
+#define MCG_UNITS_PER_CHUNK (1u << (MCG_CHUNK_SHIFT - MCG_UNIT_SHIFT))
+#define MCG_UNIT_META_SIZE 128 /* bytes of descriptor per unit (slab layer) */
+#define MCG_MIN_SLOT 16        /* smallest object slot: bitmap sizing */
+#define MCG_UNIT_BITMAP_WORDS (MCG_UNIT_SIZE / MCG_MIN_SLOT / 64)
+#define MCG_VA_BITS 47
+#define MCG_CHUNK_MAGIC 0x6d636763u /* "mcgc" */
+
+enum mcg_chunk_kind { MCG_CHUNK_SLABS = 1, MCG_CHUNK_LARGE = 2 };
+
+struct mcg_chunk {
+	uint32_t magic;
+	uint16_t node;
+	uint16_t kind;           /* enum mcg_chunk_kind */
+	uint64_t free_units;     /* SLABS: bit u set = unit u free (page lock) */
+	struct mcg_list link;    /* SLABS: the node's chunk list (page lock) */
+	size_t map_size;         /* bytes mapped for this chunk */
+	size_t large_size;       /* LARGE: usable bytes of the block */
+	void *large_ptr;         /* LARGE: the block */
+	char pad_[256 - 56];
+	/* SLABS only, below: */
+	unsigned char meta[MCG_UNITS_PER_CHUNK][MCG_UNIT_META_SIZE];
+	uint64_t bitmap[MCG_UNITS_PER_CHUNK][MCG_UNIT_BITMAP_WORDS];
+};
+
+_Static_assert(offsetof(struct mcg_chunk, meta) == 256, "chunk header layout");
+_Static_assert(sizeof(struct mcg_chunk) <= MCG_UNIT_SIZE, "header fits unit 0");
+
+/** mcg_chunk_map_init - reserve the ownership bitmap (idempotent).  Return 0 or -ENOMEM. */
+int mcg_chunk_map_init(void);
+
+extern uint64_t *mcg_chunk_map_;
+
+/** mcg_chunk_of - the memcg chunk holding @p, or NULL if memcg does not own it. */
+static inline struct mcg_chunk *mcg_chunk_of(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	uintptr_t idx = a >> MCG_CHUNK_SHIFT;
+	if (unlikely(a >> MCG_VA_BITS))
+		return NULL;
+	uint64_t *map = __atomic_load_n(&mcg_chunk_map_, __ATOMIC_ACQUIRE);
+	if (unlikely(!map))
+		return NULL;
+	uint64_t w = __atomic_load_n(&map[idx >> 6], __ATOMIC_RELAXED);
+	if (unlikely(!(w & (1ull << (idx & 63)))))
+		return NULL;
+	return (struct mcg_chunk *)(a & ~(MCG_CHUNK_SIZE - 1));
+}
+
+/** mcg_chunk_register / unregister - mark the chunk at @c as memcg's or not. */
+void mcg_chunk_register(struct mcg_chunk *c);
+void mcg_chunk_unregister(struct mcg_chunk *c);
+
+/** mcg_chunk_unit - the unit index of @p within its chunk @c. */
+static inline unsigned mcg_chunk_unit(const struct mcg_chunk *c, const void *p)
+{
+	return (unsigned)(((uintptr_t)p - (uintptr_t)c) >> MCG_UNIT_SHIFT);
+}
+
+#endif /* MCG_PAGE_CHUNK_H */

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * page/pages.c - the page allocator (see pages.h).
+ *
+ * Each node keeps a list of its SLABS chunks that have a free unit.  A span
+ * of 2^k units starts at a multiple of 2^k, found by testing the chunk's
+ * free_units mask; unit 0 is the header and never free.
+ */
+#include "page/pages.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "base/lock.h"
+#include "base/log.h"
+#include "os/os.h"
+
+#define ALL_UNITS_FREE (~1ull) /* every unit but the header */
+
+struct page_node {
+	mcg_lock_t lock;
+	struct mcg_list avail; /* chunks with a free unit */
+} mcg_cacheline_aligned;
+
+static struct page_node page_nodes[MCG_MAX_NODES];
+static size_t pages_in_use;
+static pthread_once_t pages_once = PTHREAD_ONCE_INIT;
+
+static void pages_init_once(void)
+{
+	for (unsigned n = 0; n < MCG_MAX_NODES; n++) {
+		mcg_lock_init(&page_nodes[n].lock, MCG_RANK_PAGE);
+		mcg_list_init(&page_nodes[n].avail);
+	}
+}
+
+int mcg_pages_init(void)
+{
+	pthread_once(&pages_once, pages_init_once);
+	return mcg_chunk_map_init();
+}
+
+static struct mcg_chunk *chunk_create(unsigned node)
+{
+	struct mcg_chunk *c = mcg_os_map(MCG_CHUNK_SIZE, MCG_CHUNK_SIZE);
+	if (!c)
+		return NULL;
+	mcg_os_bind(c, MCG_CHUNK_SIZE, node);
+	c->magic = MCG_CHUNK_MAGIC;
+	c->node = (uint16_t)node;
+	c->kind = MCG_CHUNK_SLABS;
+	c->free_units = ALL_UNITS_FREE;
+	c->map_size = MCG_CHUNK_SIZE;
+	mcg_list_init(&c->link);
+	mcg_chunk_register(c);
+	return c;
+}
+
+/* First unit of a free aligned run of @units in @c, or 0 if none. */
+static unsigned chunk_find_span(const struct mcg_chunk *c, unsigned units)
+{
+	uint64_t want = units == 64 ? ~0ull : ((1ull << units) - 1);
+	for (unsigned u = units; u + units <= MCG_UNITS_PER_CHUNK; u += units) {
+		uint64_t m = want << u;
+		if ((c->free_units & m) == m)
+			return u;
+	}
+	return 0;
+}
+
+void *mcg_pages_alloc(unsigned node, unsigned units)
+{
+	MCG_BUG_ON(units == 0 || units > MCG_UNITS_PER_CHUNK / 2 || (units & (units - 1)));
+	struct page_node *pn = &page_nodes[node];
+	struct mcg_chunk *c = NULL, *fresh = NULL;
+	unsigned u = 0;
+
+	mcg_lock(&pn->lock);
+	for (;;) {
+		mcg_list_for_each(pos, &pn->avail) {
+			struct mcg_chunk *cand = mcg_list_entry(pos, struct mcg_chunk, link);
+			u = chunk_find_span(cand, units);
+			if (u) {
+				c = cand;
+				break;
+			}
+		}
+		if (c || fresh)
+			break;
+		mcg_unlock(&pn->lock);
+		fresh = chunk_create(node);
+		mcg_lock(&pn->lock);
+		if (!fresh)
+			break;
+		mcg_list_add_tail(&fresh->link, &pn->avail);
+	}
+	if (c) {
+		uint64_t m = (units == 64 ? ~0ull : ((1ull << units) - 1)) << u;
+		c->free_units &= ~m;
+		if (c->free_units == 0)
+			mcg_list_del(&c->link);
+	}
+	mcg_unlock(&pn->lock);
+	if (!c)
+		return NULL;
+	__atomic_add_fetch(&pages_in_use, (size_t)units << MCG_UNIT_SHIFT, __ATOMIC_RELAXED);
+	return (char *)c + ((size_t)u << MCG_UNIT_SHIFT);
+}
+
+void mcg_pages_free(void *span, unsigned units)
+{
+	struct mcg_chunk *c = mcg_chunk_of(span);
+	MCG_BUG_ON(!c || c->kind != MCG_CHUNK_SLABS);
+	unsigned u = mcg_chunk_unit(c, span);
+	struct page_node *pn = &page_nodes[c->node];
+
+	/* The span is not yet free: nobody else can touch it while we madvise. */
+	mcg_os_decommit(span, (size_t)units << MCG_UNIT_SHIFT);
+	__atomic_sub_fetch(&pages_in_use, (size_t)units << MCG_UNIT_SHIFT, __ATOMIC_RELAXED);
+
+	mcg_lock(&pn->lock);
+	if (c->free_units == 0)
+		mcg_list_add_tail(&c->link, &pn->avail);
+	c->free_units |= (units == 64 ? ~0ull : ((1ull << units) - 1)) << u;
+	bool all_free = c->free_units == ALL_UNITS_FREE;
+	if (all_free) {
+		/* Descriptor and bitmap pages: zero them and give them back. */
+		char *meta = (char *)c->meta;
+		size_t off = MCG_ALIGN_UP((uintptr_t)meta, 4096) - (uintptr_t)meta;
+		memset(meta, 0, off);
+		mcg_os_decommit(meta + off, sizeof(*c) - offsetof(struct mcg_chunk, meta) - off);
+	}
+	mcg_unlock(&pn->lock);
+}
+
+size_t mcg_pages_in_use(void)
+{
+	return __atomic_load_n(&pages_in_use, __ATOMIC_RELAXED);
+}
+
+void *mcg_large_alloc(size_t size, size_t align)
+{
+	if (align > MCG_CHUNK_SIZE / 2)
+		return NULL;
+	size_t off = align > 4096 ? align : 4096;
+	if (size > SIZE_MAX - off - 4096 - MCG_CHUNK_SIZE)
+		return NULL;
+	size_t map = MCG_ALIGN_UP(off + size, 4096);
+	struct mcg_chunk *c = mcg_os_map(map, MCG_CHUNK_SIZE);
+	if (!c)
+		return NULL;
+	c->magic = MCG_CHUNK_MAGIC;
+	c->kind = MCG_CHUNK_LARGE;
+	c->map_size = map;
+	c->large_size = map - off;
+	c->large_ptr = (char *)c + off;
+	mcg_list_init(&c->link);
+	mcg_chunk_register(c);
+	return c->large_ptr;
+}
+
+void mcg_large_free(struct mcg_chunk *c)
+{
+	mcg_chunk_unregister(c);
+	mcg_os_unmap(c, c->map_size);
+}
+
+void mcg_pages_lock_all(void)
+{
+	for (unsigned n = 0; n < MCG_MAX_NODES; n++)
+		mcg_lock_raw(&page_nodes[n].lock);
+}
+
+void mcg_pages_unlock_all(void)
+{
+	for (unsigned n = 0; n < MCG_MAX_NODES; n++)
+		mcg_unlock_raw(&page_nodes[n].lock);
+}

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab/cache.c - object caches: the public calls, their slow paths, and the
+ * cache's life (create, destroy, fork).
+ *
+ * The fast paths come first (cache_fast.h does the work): pop or push on this
+ * CPU's array.  The slow paths below them move a batch between the array and
+ * the node's slabs (slab.c).  Locks: see slab.h.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include "base/fault.h"
+#include "base/log.h"
+#include "base/options.h"
+#include "os/os.h"
+#include "page/pages.h"
+#include "slab/cache_fast.h"
+
+/* ------------------------------------------------------------ fast paths */
+
+mcg_public void *mcg_cache_alloc(mcg_cache_t *c)
+{
+	if (unlikely(!c)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return mcg_cache_alloc_fast(c);
+}
+
+mcg_public void mcg_cache_free(mcg_cache_t *c, void *obj)
+{
+	if (unlikely(!obj))
+		return;
+	struct mcg_slab *s = mcg_slab_of(obj);
+	if (unlikely(!s || s->cache != c)) {
+		mcg_cache_free_slow(c, obj, s, MCG_FREE_UNCHECKED);
+		return;
+	}
+	mcg_cache_free_fast(c, s, obj);
+}
+
+/* ------------------------------------------------------------ slow paths */
+
+static unsigned current_node_touch(struct mcg_cache *c)
+{
+	unsigned cpu = mcg_percpu_cpu();
+	struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
+	if (!MCG_READ_ONCE(st->touched))
+		MCG_WRITE_ONCE(st->touched, 1);
+	return mcg_os_cpu_node(cpu);
+}
+
+mcg_noinline void *mcg_cache_alloc_slow(struct mcg_cache *c)
+{
+	if (c->debug)
+		return mcg_debug_alloc(c);
+	void *objs[MCG_BATCH_MAX];
+	uint64_t fresh;
+	unsigned node = current_node_touch(c);
+	unsigned n = mcg_node_take(c, node, objs, c->batch, &fresh);
+	if (unlikely(n == 0)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (fresh)
+		mcg_construct_fresh(c, objs, n, fresh);
+	if (n > 1) {
+		uint32_t pushed = mcg_pcpu_stack_push_batch(c->pcpu, objs + 1, n - 1);
+		if (pushed < n - 1)
+			mcg_node_put(c, objs + 1 + pushed, n - 1 - pushed);
+	}
+	return objs[0];
+}
+
+mcg_noinline void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg_slab *s,
+                                      int why)
+{
+	switch (why) {
+	case MCG_FREE_UNCHECKED:
+		if (!c) {
+			mcg_report(MCG_REPORT_FOREIGN_PTR, NULL, obj);
+		} else if (!s || !s->cache) {
+			mcg_report(MCG_REPORT_FOREIGN_PTR, c, obj);
+		} else {
+			mcg_report(MCG_REPORT_WRONG_CACHE, c, obj);
+		}
+		return;
+	case MCG_FREE_MISALIGNED:
+		mcg_report(MCG_REPORT_MISALIGNED, c, obj);
+		return;
+	case MCG_PCPU_DOUBLE:
+		mcg_report(MCG_REPORT_DOUBLE_FREE, c, obj);
+		return;
+	default:
+		break;
+	}
+	if (c->debug) {
+		mcg_debug_free(c, obj);
+		return;
+	}
+	/* The array is full (or stopped): flush its top batch and @obj. */
+	void *objs[MCG_BATCH_MAX + 1];
+	current_node_touch(c);
+	unsigned n = mcg_pcpu_stack_pop_batch(c->pcpu, objs, c->batch);
+	objs[n++] = obj;
+	mcg_node_put(c, objs, n);
+}
+
+/* ------------------------------------------------------------ life */
+
+mcg_lock_t mcg_cache_list_lock;
+struct mcg_list mcg_cache_list = MCG_LIST_INIT(mcg_cache_list);
+static pthread_once_t slab_once = PTHREAD_ONCE_INIT;
+static int slab_init_error;
+
+static void fork_prepare(void)
+{
+	mcg_lock_raw(&mcg_cache_list_lock);
+	unsigned ncpu = mcg_os_nr_cpus();
+	mcg_list_for_each(pos, &mcg_cache_list) {
+		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
+		for (unsigned cpu = 0; cpu < ncpu; cpu++)
+			mcg_lock_raw(&mcg_pcpu_stack_of(c->pcpu, cpu)->lock);
+	}
+	mcg_list_for_each(pos, &mcg_cache_list) {
+		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
+		for (unsigned n = 0; n < c->nr_nodes; n++)
+			mcg_lock_raw(&c->nodes[n].lock);
+	}
+	mcg_pages_lock_all();
+}
+
+static void fork_release(void)
+{
+	mcg_pages_unlock_all();
+	unsigned ncpu = mcg_os_nr_cpus();
+	mcg_list_for_each(pos, &mcg_cache_list) {
+		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
+		for (unsigned n = 0; n < c->nr_nodes; n++)
+			mcg_unlock_raw(&c->nodes[n].lock);
+		for (unsigned cpu = 0; cpu < ncpu; cpu++)
+			mcg_unlock_raw(&mcg_pcpu_stack_of(c->pcpu, cpu)->lock);
+	}
+	mcg_unlock_raw(&mcg_cache_list_lock);
+}
+
+static void fork_child(void)
+{
+	fork_release();
+	mcg_percpu_after_fork_child();
+}
+
+static void slab_init_once(void)
+{
+	mcg_lock_init(&mcg_cache_list_lock, MCG_RANK_CACHE_LIST);
+	mcg_percpu_init();
+	slab_init_error = mcg_pages_init();
+	if (!slab_init_error)
+		slab_init_error = -pthread_atfork(fork_prepare, fork_release, fork_child);
+}
+
+int mcg_slab_init(void)
+{
+	pthread_once(&slab_once, slab_init_once);
+	return slab_init_error;
+}
+
+static uintptr_t cache_secret(const void *c)
+{
+	uintptr_t r = 0;
+	const unsigned char *rnd = (const unsigned char *)getauxval(AT_RANDOM);
+	if (rnd)
+		memcpy(&r, rnd + 8, sizeof(r));
+	r ^= (uintptr_t)c * 0x9e3779b97f4a7c15ull;
+	r ^= mcg_os_now_ns();
+	return r | 1;
+}
+
+/* Slab geometry: the smallest span of units with >= 8 objects and <= 1/8 waste. */
+static unsigned slab_units_for(size_t slot)
+{
+	unsigned units = 1;
+	while (units < MCG_UNITS_PER_CHUNK / 2 && units * MCG_UNIT_SIZE < 8 * slot)
+		units *= 2;
+	while (units < MCG_UNITS_PER_CHUNK / 2 &&
+	       (units * MCG_UNIT_SIZE) % slot > units * MCG_UNIT_SIZE / 8)
+		units *= 2;
+	return units;
+}
+
+static uint32_t cpu_cap_for(size_t slot)
+{
+	long opt = mcg_option(MCG_OPT_CPU_OBJECTS);
+	if (opt > 0)
+		return (uint32_t)opt;
+	size_t cap = 262144 / slot;
+	return (uint32_t)MCG_MAX(2, MCG_MIN(cap, 256));
+}
+
+struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_t align,
+                                            unsigned flags, mcg_ctor_t ctor)
+{
+	if (mcg_option(MCG_OPT_SLAB_DEBUG))
+		flags |= MCG_CACHE_POISON | MCG_CACHE_REDZONE;
+	if (align == 0)
+		align = size >= 16 ? 16 : 8;
+	if (flags & MCG_CACHE_HWCACHE_ALIGN)
+		align = MCG_MAX(align, (size_t)MCG_CACHELINE);
+	bool debug = flags & (MCG_CACHE_POISON | MCG_CACHE_REDZONE);
+	size_t slot, link;
+	if (debug || ctor) {
+		/* The free link lives after the object (and its red zone). */
+		link = MCG_ALIGN_UP(size, 8) + ((flags & MCG_CACHE_REDZONE) ? 8 : 0);
+		slot = MCG_ALIGN_UP(link + 8, align);
+	} else {
+		link = 0;
+		slot = MCG_ALIGN_UP(MCG_MAX(size, (size_t)MCG_MIN_SLOT), align);
+	}
+	slot = MCG_ALIGN_UP(slot, 8);
+	unsigned units = slab_units_for(slot);
+	size_t objs = units * MCG_UNIT_SIZE / slot;
+	if (objs == 0 || slot > UINT32_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	unsigned ncpu = mcg_os_nr_cpus(), nnodes = mcg_os_nr_nodes();
+	uint32_t cap = cpu_cap_for(slot);
+	size_t off_nodes = MCG_ALIGN_UP(sizeof(struct mcg_cache), 64);
+	size_t off_pcpu = MCG_ALIGN_UP(off_nodes + nnodes * sizeof(struct mcg_cache_node),
+	                               MCG_PCPU_STRIDE);
+	size_t off_slots = off_pcpu + (size_t)ncpu * MCG_PCPU_STRIDE;
+	size_t total = MCG_ALIGN_UP(off_slots + (size_t)ncpu * cap * sizeof(void *), 4096);
+	char *mem = mcg_os_map(total, 4096);
+	if (!mem) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	struct mcg_cache *c = (struct mcg_cache *)mem;
+	c->pcpu = (struct mcg_pcpu_stack *)(mem + off_pcpu);
+	c->slot_size = (uint32_t)slot;
+	c->flags = flags;
+	c->recip = ((1ull << MCG_RECIP_SHIFT) + slot - 1) / slot;
+	c->debug = debug;
+	c->secret = cache_secret(c);
+	c->cpu_cap = cap;
+	c->batch = MCG_MAX(1u, MCG_MIN(cap / 2, (uint32_t)MCG_BATCH_MAX));
+	c->objs_per_slab = (uint32_t)objs;
+	c->slab_units = units;
+	c->object_size = size;
+	c->align = align;
+	c->link_offset = link;
+	c->ctor = ctor;
+	c->slot_mem = (void **)(mem + off_slots);
+	c->meta_bytes = total;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->nr_nodes = nnodes;
+	c->nodes = (struct mcg_cache_node *)(mem + off_nodes);
+	for (unsigned n = 0; n < nnodes; n++) {
+		struct mcg_cache_node *cn = &c->nodes[n];
+		mcg_lock_init(&cn->lock, MCG_RANK_NODE);
+		mcg_list_init(&cn->partial);
+		mcg_list_init(&cn->full);
+		mcg_list_init(&cn->empty);
+	}
+	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
+		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
+		mcg_lock_init(&st->lock, MCG_RANK_PCPU);
+		st->slots = c->slot_mem + (size_t)cpu * cap;
+		if (debug)
+			mcg_pcpu_stack_stop(st);
+		else
+			mcg_pcpu_stack_start(st, cap);
+	}
+	mcg_lock(&mcg_cache_list_lock);
+	mcg_list_add_tail(&c->link, &mcg_cache_list);
+	mcg_unlock(&mcg_cache_list_lock);
+	return c;
+}
+
+mcg_public mcg_cache_t *mcg_cache_create(const char *name, size_t size, size_t align,
+                                         unsigned flags, mcg_ctor_t ctor)
+{
+	if (!name || size == 0 || size > MCG_CACHE_MAX_SIZE || (align & (align - 1)) ||
+	    align > 4096 || (flags & ~MCG_CACHE_FLAGS_ALL)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	int err = mcg_slab_init();
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	return mcg_cache_create_internal(name, size, align, flags, ctor);
+}
+
+/* Report every object still out of a slab of @c (arrays already drained). */
+static size_t cache_report_live(struct mcg_cache *c)
+{
+	size_t live = 0;
+	for (unsigned n = 0; n < c->nr_nodes; n++) {
+		struct mcg_cache_node *cn = &c->nodes[n];
+		mcg_lock(&cn->lock);
+		struct mcg_list *lists[2] = {&cn->partial, &cn->full};
+		for (int l = 0; l < 2; l++) {
+			mcg_list_for_each(pos, lists[l]) {
+				struct mcg_slab *s = mcg_list_entry(pos, struct mcg_slab, link);
+				for (uint32_t i = 0; i < s->nobjs; i++) {
+					if (!(s->bitmap[i >> 6] & (1ull << (i & 63))))
+						continue;
+					live++;
+					mcg_report(MCG_REPORT_LEAK, c, s->base + (size_t)i * c->slot_size);
+				}
+			}
+		}
+		mcg_unlock(&cn->lock);
+	}
+	return live;
+}
+
+mcg_public int mcg_cache_destroy(mcg_cache_t *c)
+{
+	if (!c)
+		return -EINVAL;
+	mcg_cache_drain_all(c);
+	if (cache_report_live(c))
+		return -EBUSY;
+	mcg_lock(&mcg_cache_list_lock);
+	mcg_list_del(&c->link);
+	mcg_unlock(&mcg_cache_list_lock);
+	for (unsigned n = 0; n < c->nr_nodes; n++) {
+		mcg_node_release_empty(c, n, 0, SIZE_MAX);
+		mcg_lock_destroy(&c->nodes[n].lock);
+	}
+	unsigned ncpu = mcg_os_nr_cpus();
+	for (unsigned cpu = 0; cpu < ncpu; cpu++)
+		mcg_lock_destroy(&mcg_pcpu_stack_of(c->pcpu, cpu)->lock);
+	mcg_os_unmap(c, c->meta_bytes);
+	return 0;
+}
+
+mcg_public int mcg_cache_stats(mcg_cache_t *c, mcg_cache_stats_t *st)
+{
+	if (!c || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	st->name = c->name;
+	st->object_size = c->object_size;
+	st->slot_size = c->slot_size;
+	st->objs_per_slab = c->objs_per_slab;
+	st->slab_bytes = (size_t)c->slab_units * MCG_UNIT_SIZE;
+	st->cpu_limit = c->debug ? 0 : c->cpu_cap;
+	st->batch = c->batch;
+	st->flags = c->flags;
+	size_t out = 0;
+	for (unsigned n = 0; n < c->nr_nodes; n++) {
+		struct mcg_cache_node *cn = &c->nodes[n];
+		mcg_lock(&cn->lock);
+		size_t slabs = cn->nr_partial + cn->nr_full + cn->nr_empty;
+		st->num_slabs += slabs;
+		st->active_slabs += cn->nr_partial + cn->nr_full;
+		st->num_objs += slabs * c->objs_per_slab;
+		out += cn->inuse;
+		mcg_unlock(&cn->lock);
+	}
+	if (!c->debug) {
+		unsigned ncpu = mcg_os_nr_cpus();
+		for (unsigned cpu = 0; cpu < ncpu; cpu++) {
+			uint32_t cur = MCG_READ_ONCE(mcg_pcpu_stack_of(c->pcpu, cpu)->cur);
+			st->cached_objs += cur;
+		}
+	}
+	/* Racy while running (arrays move under us); exact at rest. */
+	st->active_objs = out > st->cached_objs ? out - st->cached_objs : 0;
+	return 0;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab/cache_fast.h - the fast paths, inline: one per-CPU stack operation.
+ *
+ * alloc: pop this CPU's array; only if it is empty (or stopped, or the cache
+ *        is a debug cache, whose arrays are always stopped) go to the slow
+ *        path, which refills a batch from the node's slabs.
+ * free:  the pointer must be an object start of this cache (two loads and a
+ *        multiply find out); push on this CPU's array; only if it is full go
+ *        to the slow path, which flushes a batch back to the slabs.
+ */
+#ifndef MCG_SLAB_CACHE_FAST_H
+#define MCG_SLAB_CACHE_FAST_H
+
+#include "slab/slab.h"
+
+enum { MCG_FREE_UNCHECKED = 16, MCG_FREE_MISALIGNED = 17 };
+
+static mcg_always_inline void *mcg_cache_alloc_fast(struct mcg_cache *c)
+{
+	void *obj;
+	if (likely(mcg_pcpu_stack_pop(c->pcpu, &obj) == MCG_PCPU_OK))
+		return obj;
+	return mcg_cache_alloc_slow(c);
+}
+
+/* Free @obj, known to lie in slab @s of cache @c. */
+static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mcg_slab *s,
+                                                  void *obj)
+{
+	if (unlikely(mcg_slab_index(c, s, obj) < 0)) {
+		mcg_cache_free_slow(c, obj, s, MCG_FREE_MISALIGNED);
+		return;
+	}
+	int r = mcg_pcpu_stack_push(c->pcpu, obj);
+	if (likely(r == MCG_PCPU_OK))
+		return;
+	mcg_cache_free_slow(c, obj, s, r);
+}
+
+#endif /* MCG_SLAB_CACHE_FAST_H */

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab/kmalloc.c - the malloc family over size-class caches.
+ *
+ * Size classes: 16..128 in steps of 16, then four per power of two
+ * (160, 192, 224, 256, 320, ...) up to 256 KiB: at most 25 % slack.  Sizes
+ * up to 1 KiB find their cache with one table load; larger ones with a
+ * count-leading-zeros.  Blocks above 256 KiB are mapped one by one
+ * (page/pages.h, LARGE chunks) and unmapped on free.
+ *
+ * Fast paths first: mcg_malloc and mcg_free are a table load plus the cache
+ * fast path (cache_fast.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "memcg/kmalloc.h"
+#include "page/pages.h"
+#include "slab/cache_fast.h"
+
+#define KMALLOC_CLASSES 52
+#define KMALLOC_SMALL_MAX 1024
+
+static struct mcg_cache *kmalloc_caches[KMALLOC_CLASSES];
+static struct mcg_cache *kmalloc_small[KMALLOC_SMALL_MAX / 16 + 1]; /* by (size+15)/16 */
+
+static inline unsigned class_of(size_t size)
+{
+	if (size <= 128)
+		return size ? (unsigned)((size + 15) >> 4) - 1 : 0;
+	unsigned b = 63u - (unsigned)__builtin_clzl(size - 1); /* 2^b < size <= 2^(b+1) */
+	unsigned k = (unsigned)((size - 1 - (1ul << b)) >> (b - 2));
+	return 8 + (b - 7) * 4 + k;
+}
+
+static inline size_t class_size(unsigned cls)
+{
+	if (cls < 8)
+		return 16 * (size_t)(cls + 1);
+	unsigned b = 7 + (cls - 8) / 4, k = (cls - 8) % 4;
+	return (1ul << b) + (size_t)(k + 1) * (1ul << (b - 2));
+}
+
+static void *kmalloc_slow(size_t size);
+
+/* ------------------------------------------------------------ fast paths */
+
+mcg_public void *mcg_malloc(size_t size)
+{
+	struct mcg_cache *c;
+	if (likely(size <= KMALLOC_SMALL_MAX))
+		c = __atomic_load_n(&kmalloc_small[(size + 15) >> 4], __ATOMIC_ACQUIRE);
+	else if (size <= MCG_KMALLOC_MAX_CACHE_SIZE)
+		c = __atomic_load_n(&kmalloc_caches[class_of(size)], __ATOMIC_ACQUIRE);
+	else
+		return kmalloc_slow(size);
+	if (unlikely(!c))
+		return kmalloc_slow(size);
+	return mcg_cache_alloc_fast(c);
+}
+
+static mcg_noinline void free_slow(void *p, struct mcg_chunk *ch)
+{
+	if (ch && ch->kind == MCG_CHUNK_LARGE && p == ch->large_ptr) {
+		mcg_large_free(ch);
+		return;
+	}
+	mcg_cache_free_slow(NULL, p, NULL, MCG_FREE_UNCHECKED);
+}
+
+mcg_public void mcg_free(void *p)
+{
+	if (unlikely(!p))
+		return;
+	struct mcg_chunk *ch = mcg_chunk_of(p);
+	if (likely(ch && ch->kind == MCG_CHUNK_SLABS)) {
+		struct mcg_slab *s = ((struct mcg_slab *)ch->meta[mcg_chunk_unit(ch, p)])->head;
+		if (likely(s && s->cache)) {
+			mcg_cache_free_fast(s->cache, s, p);
+			return;
+		}
+	}
+	free_slow(p, ch);
+}
+
+/* ------------------------------------------------------------ set-up */
+
+static pthread_mutex_t kmalloc_init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Create the missing size-class caches.  Return 0 or -errno (retried later). */
+static int kmalloc_init(void)
+{
+	int err = mcg_slab_init();
+	if (err)
+		return err;
+	pthread_mutex_lock(&kmalloc_init_lock);
+	for (unsigned cls = 0; cls < KMALLOC_CLASSES && !err; cls++) {
+		if (kmalloc_caches[cls])
+			continue;
+		size_t sz = class_size(cls);
+		char name[MCG_CACHE_NAME_MAX];
+		if (sz % 1024 == 0)
+			snprintf(name, sizeof(name), "kmalloc-%zuk", sz / 1024);
+		else
+			snprintf(name, sizeof(name), "kmalloc-%zu", sz);
+		struct mcg_cache *c = mcg_cache_create_internal(name, sz, 0, 0, NULL);
+		if (!c)
+			err = -ENOMEM;
+		else
+			__atomic_store_n(&kmalloc_caches[cls], c, __ATOMIC_RELEASE);
+	}
+	if (!err) {
+		for (size_t i = 0; i < MCG_ARRAY_SIZE(kmalloc_small); i++)
+			__atomic_store_n(&kmalloc_small[i], kmalloc_caches[class_of(i * 16)],
+			                 __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&kmalloc_init_lock);
+	return err;
+}
+
+static mcg_noinline void *kmalloc_slow(size_t size)
+{
+	if (size > MCG_KMALLOC_MAX_CACHE_SIZE) {
+		if (mcg_slab_init() == 0) {
+			void *p = mcg_large_alloc(size, 16);
+			if (p)
+				return p;
+		}
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (kmalloc_init()) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return mcg_malloc(size);
+}
+
+/* ------------------------------------------------------------ the family */
+
+mcg_public size_t mcg_malloc_usable_size(const void *p)
+{
+	if (!p)
+		return 0;
+	struct mcg_chunk *ch = mcg_chunk_of(p);
+	if (!ch)
+		return 0;
+	if (ch->kind == MCG_CHUNK_LARGE)
+		return p == ch->large_ptr ? ch->large_size : 0;
+	struct mcg_slab *s = mcg_slab_of(p);
+	if (!s || !s->cache || mcg_slab_index(s->cache, s, p) < 0)
+		return 0;
+	return s->cache->object_size;
+}
+
+mcg_public void *mcg_calloc(size_t n, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	void *p = mcg_malloc(total);
+	if (p && total <= MCG_KMALLOC_MAX_CACHE_SIZE)
+		memset(p, 0, total); /* large blocks are fresh mappings: already zero */
+	return p;
+}
+
+mcg_public void *mcg_realloc(void *p, size_t size)
+{
+	if (!p)
+		return mcg_malloc(size);
+	if (size == 0) {
+		mcg_free(p); /* as glibc: free, and return NULL */
+		return NULL;
+	}
+	size_t usable = mcg_malloc_usable_size(p);
+	if (usable == 0) {
+		mcg_cache_free_slow(NULL, p, NULL, MCG_FREE_UNCHECKED);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (size <= usable && size > usable / 2)
+		return p;
+	if (size <= usable && usable <= 16)
+		return p;
+	void *q = mcg_malloc(size);
+	if (!q)
+		return NULL;
+	memcpy(q, p, MCG_MIN(size, usable));
+	mcg_free(p);
+	return q;
+}
+
+mcg_public void *mcg_aligned_alloc(size_t align, size_t size)
+{
+	if (align == 0 || (align & (align - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (align <= 16)
+		return mcg_malloc(size);
+	size_t want = MCG_MAX(size, align);
+	if (want <= MCG_KMALLOC_MAX_CACHE_SIZE && align <= MCG_UNIT_SIZE) {
+		/* A class whose size is a multiple of @align: slabs are unit aligned,
+		 * so every object in it is aligned. */
+		for (unsigned cls = class_of(want); cls < KMALLOC_CLASSES; cls++) {
+			if (class_size(cls) % align)
+				continue;
+			struct mcg_cache *c = __atomic_load_n(&kmalloc_caches[cls], __ATOMIC_ACQUIRE);
+			if (!c) {
+				if (kmalloc_init()) {
+					errno = ENOMEM;
+					return NULL;
+				}
+				c = kmalloc_caches[cls];
+			}
+			return mcg_cache_alloc_fast(c);
+		}
+	}
+	if (mcg_slab_init() == 0) {
+		void *p = mcg_large_alloc(size ? size : 1, align);
+		if (p)
+			return p;
+	}
+	errno = ENOMEM;
+	return NULL;
+}
+
+mcg_public int mcg_posix_memalign(void **out, size_t align, size_t size)
+{
+	if (!out || align < sizeof(void *) || (align & (align - 1)))
+		return EINVAL;
+	int saved = errno;
+	void *p = mcg_aligned_alloc(align, size);
+	if (!p) {
+		int e = errno;
+		errno = saved;
+		return e == EINVAL ? EINVAL : ENOMEM;
+	}
+	*out = p;
+	return 0;
+}

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab/slab.c - slabs and the node lists: taking objects out of slabs in
+ * batches, putting them back, growing and releasing slabs.
+ *
+ * Everything here runs under the node lock of the slab concerned, except
+ * slab_grow() (page allocator only) and the constructor calls.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "os/os.h"
+#include "page/pages.h"
+#include "slab/slab.h"
+
+#define POISON_FREE 0x6b
+
+/* SLUB's hardened freelist: a link is stored xor a secret xor its address. */
+static inline void *freelist_code(const struct mcg_cache *c, void *v, void **at)
+{
+	return (void *)((uintptr_t)v ^ c->secret ^ __builtin_bswap64((uintptr_t)at));
+}
+
+static inline void **link_of(const struct mcg_cache *c, void *obj)
+{
+	return (void **)((char *)obj + c->link_offset);
+}
+
+static void slab_set_list(struct mcg_cache_node *cn, struct mcg_slab *s, uint8_t list)
+{
+	switch (s->list) {
+	case MCG_SLAB_EMPTY: cn->nr_empty--; break;
+	case MCG_SLAB_PARTIAL: cn->nr_partial--; break;
+	case MCG_SLAB_FULL: cn->nr_full--; break;
+	default: break;
+	}
+	struct mcg_list *to = list == MCG_SLAB_EMPTY     ? &cn->empty
+	                      : list == MCG_SLAB_PARTIAL ? &cn->partial
+	                                                 : &cn->full;
+	if (s->list)
+		mcg_list_move(&s->link, to);
+	else
+		mcg_list_add(&s->link, to);
+	s->list = list;
+	switch (list) {
+	case MCG_SLAB_EMPTY: cn->nr_empty++; break;
+	case MCG_SLAB_PARTIAL: cn->nr_partial++; break;
+	default: cn->nr_full++; break;
+	}
+}
+
+/* A new slab of @c on @node, on no list yet.  No lock held. */
+static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
+{
+	char *span = mcg_pages_alloc(node, c->slab_units);
+	if (!span)
+		return NULL;
+	struct mcg_chunk *ch = mcg_chunk_of(span);
+	unsigned u = mcg_chunk_unit(ch, span);
+	struct mcg_slab *s = (struct mcg_slab *)ch->meta[u];
+	memset(s, 0, sizeof(*s));
+	s->cache = c;
+	s->base = span;
+	s->bitmap = ch->bitmap[u];
+	memset(s->bitmap, 0, (size_t)c->slab_units * MCG_UNIT_BITMAP_WORDS * 8);
+	s->nobjs = c->objs_per_slab;
+	s->node = (uint16_t)node;
+	s->units = (uint8_t)c->slab_units;
+	mcg_list_init(&s->link);
+	for (unsigned i = 1; i < c->slab_units; i++)
+		__atomic_store_n(&((struct mcg_slab *)ch->meta[u + i])->head, s, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->head, s, __ATOMIC_RELEASE);
+	return s;
+}
+
+/* Give slab @s (off every list) back to the page allocator.  No lock held. */
+static void slab_release(struct mcg_slab *s)
+{
+	struct mcg_chunk *ch = mcg_chunk_of(s->base);
+	unsigned u = mcg_chunk_unit(ch, s->base);
+	unsigned units = s->units;
+	char *base = s->base;
+	for (unsigned i = 0; i < units; i++)
+		__atomic_store_n(&((struct mcg_slab *)ch->meta[u + i])->head, NULL, __ATOMIC_RELEASE);
+	s->cache = NULL;
+	mcg_pages_free(base, units);
+}
+
+/* One object out of @s, or NULL if it has none (or its freelist is corrupt). */
+static void *slab_alloc_one(struct mcg_cache *c, struct mcg_slab *s, bool *fresh)
+{
+	void *obj;
+	if (s->freelist) {
+		obj = s->freelist;
+		void **at = link_of(c, obj);
+		void *next = freelist_code(c, *at, at);
+		if (next && (mcg_slab_of(next) != s || mcg_slab_index(c, s, next) < 0)) {
+			mcg_report(MCG_REPORT_FREELIST_CORRUPT, c, obj);
+			next = NULL; /* the rest of the list is lost, not followed */
+			s->carved = s->nobjs;
+		}
+		s->freelist = next;
+		*fresh = false;
+	} else if (s->carved < s->nobjs) {
+		obj = s->base + (size_t)s->carved++ * c->slot_size;
+		*fresh = true;
+	} else {
+		return NULL;
+	}
+	long idx = mcg_slab_index(c, s, obj);
+	uint64_t bit = 1ull << (idx & 63);
+	if (s->bitmap[idx >> 6] & bit) {
+		/* A free link pointed at a live object. */
+		mcg_report(MCG_REPORT_FREELIST_CORRUPT, c, obj);
+		s->freelist = NULL;
+		s->carved = s->nobjs;
+		return NULL;
+	}
+	s->bitmap[idx >> 6] |= bit;
+	s->inuse++;
+	return obj;
+}
+
+unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned n,
+                       uint64_t *fresh)
+{
+	struct mcg_cache_node *cn = &c->nodes[node];
+	unsigned got = 0;
+	*fresh = 0;
+	mcg_lock(&cn->lock);
+	while (got < n) {
+		struct mcg_slab *s;
+		if (!mcg_list_empty(&cn->partial)) {
+			s = mcg_list_entry(cn->partial.next, struct mcg_slab, link);
+		} else if (!mcg_list_empty(&cn->empty)) {
+			s = mcg_list_entry(cn->empty.next, struct mcg_slab, link);
+			slab_set_list(cn, s, MCG_SLAB_PARTIAL);
+		} else {
+			mcg_unlock(&cn->lock);
+			s = slab_grow(c, node);
+			mcg_lock(&cn->lock);
+			if (!s)
+				break;
+			slab_set_list(cn, s, MCG_SLAB_PARTIAL);
+		}
+		while (got < n) {
+			bool f;
+			void *obj = slab_alloc_one(c, s, &f);
+			if (!obj)
+				break;
+			if (f)
+				*fresh |= 1ull << got;
+			objs[got++] = obj;
+		}
+		if (s->inuse == s->nobjs || (!s->freelist && s->carved == s->nobjs))
+			slab_set_list(cn, s, MCG_SLAB_FULL); /* full, or corrupt: retired */
+	}
+	cn->inuse += got;
+	mcg_unlock(&cn->lock);
+	return got;
+}
+
+void mcg_construct_fresh(struct mcg_cache *c, void **objs, unsigned n, uint64_t fresh)
+{
+	if (!c->ctor)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		if (fresh & (1ull << i))
+			c->ctor(objs[i]);
+}
+
+static bool bytes_are(const unsigned char *p, size_t n, unsigned char v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+/* Put @obj (a checked object start of @s) back into @s.  Node lock held. */
+static void slab_free_one(struct mcg_cache *c, struct mcg_cache_node *cn, struct mcg_slab *s,
+                          void *obj)
+{
+	long idx = mcg_slab_index(c, s, obj);
+	uint64_t bit = 1ull << (idx & 63);
+	if (!(s->bitmap[idx >> 6] & bit)) {
+		mcg_report(MCG_REPORT_DOUBLE_FREE, c, obj);
+		return;
+	}
+	if (c->flags & MCG_CACHE_REDZONE) {
+		size_t rz = c->link_offset - c->object_size;
+		if (!bytes_are((unsigned char *)obj + c->object_size, rz, 0xbb)) {
+			mcg_report(MCG_REPORT_REDZONE_CORRUPT, c, obj);
+			return;
+		}
+	}
+	if ((c->flags & MCG_CACHE_POISON) && !c->ctor)
+		memset(obj, POISON_FREE, c->object_size);
+	s->bitmap[idx >> 6] &= ~bit;
+	void **at = link_of(c, obj);
+	*at = freelist_code(c, s->freelist, at);
+	s->freelist = obj;
+	if (s->list == MCG_SLAB_FULL)
+		slab_set_list(cn, s, MCG_SLAB_PARTIAL);
+	s->inuse--;
+	cn->inuse--;
+	if (s->inuse == 0)
+		slab_set_list(cn, s, MCG_SLAB_EMPTY);
+}
+
+void mcg_node_put(struct mcg_cache *c, void *const *objs, unsigned n)
+{
+	struct mcg_cache_node *held = NULL;
+	for (unsigned i = 0; i < n; i++) {
+		struct mcg_slab *s = mcg_slab_of(objs[i]);
+		struct mcg_cache_node *cn = &c->nodes[s->node];
+		if (cn != held) {
+			if (held)
+				mcg_unlock(&held->lock);
+			mcg_lock(&cn->lock);
+			held = cn;
+		}
+		slab_free_one(c, cn, s, objs[i]);
+	}
+	if (held)
+		mcg_unlock(&held->lock);
+}
+
+size_t mcg_node_release_empty(struct mcg_cache *c, unsigned node, size_t keep, size_t max)
+{
+	struct mcg_cache_node *cn = &c->nodes[node];
+	struct mcg_list victims = MCG_LIST_INIT(victims);
+	size_t bytes = 0;
+	mcg_lock(&cn->lock);
+	while (cn->nr_empty > keep && max > 0) {
+		/* The oldest empty slab: the list's tail. */
+		struct mcg_slab *s = mcg_list_entry(cn->empty.prev, struct mcg_slab, link);
+		mcg_list_move(&s->link, &victims);
+		s->list = 0;
+		cn->nr_empty--;
+		max--;
+	}
+	mcg_unlock(&cn->lock);
+	mcg_list_for_each_safe(pos, tmp, &victims) {
+		struct mcg_slab *s = mcg_list_entry(pos, struct mcg_slab, link);
+		bytes += (size_t)s->units * MCG_UNIT_SIZE;
+		mcg_list_del(&s->link);
+		slab_release(s);
+	}
+	return bytes;
+}
+
+/* ------------------------------------------------------------ debug caches */
+
+void *mcg_debug_alloc(struct mcg_cache *c)
+{
+	void *obj;
+	uint64_t fresh;
+	unsigned node = mcg_os_cpu_node(mcg_percpu_cpu());
+	if (mcg_node_take(c, node, &obj, 1, &fresh) == 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (fresh) {
+		mcg_construct_fresh(c, &obj, 1, fresh);
+	} else if ((c->flags & MCG_CACHE_POISON) && !c->ctor &&
+	           !bytes_are(obj, c->object_size, POISON_FREE)) {
+		mcg_report(MCG_REPORT_POISON_CORRUPT, c, obj);
+	}
+	if (c->flags & MCG_CACHE_REDZONE)
+		memset((char *)obj + c->object_size, 0xbb, c->link_offset - c->object_size);
+	return obj;
+}
+
+void mcg_debug_free(struct mcg_cache *c, void *obj)
+{
+	mcg_node_put(c, &obj, 1);
+}

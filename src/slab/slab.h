@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab/slab.h - the slab layer's internal types (memcg/slab.h is the API).
+ *
+ * Glossary
+ *   cache  - hands out objects of one size (struct mcg_cache).
+ *   slot   - the bytes one object occupies in a slab (size, alignment, and
+ *            in debug caches a red zone and an out-of-object free link).
+ *   slab   - a span of units carved into slots; its descriptor lives in its
+ *            chunk's header (struct mcg_slab), so a pointer finds it by
+ *            masking.  A slab belongs to one cache and one NUMA node.
+ *   node   - per cache per NUMA node: slab lists partial / full / empty.
+ *   array  - per cache per CPU: a stack of free objects (base/pcpu_stack.h).
+ *   inuse  - objects out of a slab: held by users or parked in arrays.
+ *
+ * Invariants
+ *   - A slab is on exactly one of its node's lists: empty (inuse == 0),
+ *     full (inuse == nobjs) or partial (otherwise).
+ *   - Bit i of a slab's bitmap is set iff object i is out of the slab.
+ *   - Objects [carved, nobjs) were never handed out; the freelist holds the
+ *     free ones among [0, carved), each link encoded (freelist_encode()).
+ *   - Debug caches (poison / red zone) have no CPU arrays: every operation
+ *     checks its object under the node lock.
+ *
+ * Locks (docs/design.md has the whole order)
+ *   cache list (MCG_RANK_CACHE_LIST) -> a CPU array's lock (MCG_RANK_PCPU)
+ *   -> node lock (MCG_RANK_NODE): slab lists, descriptors, bitmaps,
+ *   freelists -> page allocator (MCG_RANK_PAGE).
+ */
+#ifndef MCG_SLAB_SLAB_H
+#define MCG_SLAB_SLAB_H
+
+#include <stdint.h>
+
+#include "base/list.h"
+#include "base/lock.h"
+#include "base/pcpu_stack.h"
+#include "memcg/debug.h"
+#include "memcg/slab.h"
+#include "page/chunk.h"
+
+#define MCG_CACHE_NAME_MAX 32
+#define MCG_BATCH_MAX 64
+#define MCG_RECIP_SHIFT 44
+
+enum mcg_slab_list { MCG_SLAB_EMPTY = 1, MCG_SLAB_PARTIAL, MCG_SLAB_FULL };
+
+/* Descriptor of a slab: one per unit in the chunk header (head: the first). */
+struct mcg_slab {
+	struct mcg_slab *head;   /* first unit's descriptor; NULL: not a slab */
+	struct mcg_cache *cache;
+	char *base;              /* object 0 */
+	void *freelist;          /* encoded links (node lock) */
+	uint64_t *bitmap;        /* one bit per object (node lock) */
+	struct mcg_list link;    /* on a node list (node lock) */
+	uint32_t inuse;          /* objects out of the slab (node lock) */
+	uint32_t carved;         /* objects ever handed out: [0, carved) */
+	uint32_t nobjs;
+	uint16_t node;
+	uint8_t list;            /* enum mcg_slab_list */
+	uint8_t units;
+};
+_Static_assert(sizeof(struct mcg_slab) <= MCG_UNIT_META_SIZE, "slab descriptor size");
+
+struct mcg_cache_node {
+	mcg_lock_t lock;
+	struct mcg_list partial, full, empty;
+	size_t nr_partial, nr_full, nr_empty;
+	size_t inuse; /* objects out of this node's slabs */
+} mcg_cacheline_aligned;
+
+struct mcg_cache {
+	/* Read by every fast-path call. */
+	struct mcg_pcpu_stack *pcpu; /* the per-CPU arrays */
+	uint32_t slot_size;
+	uint32_t flags;
+	uint64_t recip;              /* ceil(2^MCG_RECIP_SHIFT / slot_size) */
+	uint8_t debug;               /* poison or red zone: no CPU arrays */
+	uint8_t dead;                /* destroyed (for stale-pointer reports) */
+	/* Slow path. */
+	uintptr_t secret;            /* freelist encoding key */
+	uint32_t cpu_cap;            /* array capacity */
+	uint32_t batch;              /* objects per refill / flush */
+	uint32_t objs_per_slab;
+	uint32_t slab_units;         /* units per slab, a power of two */
+	size_t object_size;          /* as asked */
+	size_t align;
+	size_t link_offset;          /* where a free object keeps its link */
+	mcg_ctor_t ctor;
+	struct mcg_list link;        /* global cache list */
+	void **slot_mem;             /* all CPUs' slot arrays, one mapping */
+	size_t meta_bytes;           /* bytes mapped for this cache's metadata */
+	char name[MCG_CACHE_NAME_MAX];
+	unsigned nr_nodes;
+	struct mcg_cache_node *nodes; /* nr_nodes entries */
+};
+
+/* ---- lookup ---- */
+
+/** mcg_slab_of - the slab holding @p, or NULL if @p is in no slab of memcg. */
+static inline struct mcg_slab *mcg_slab_of(const void *p)
+{
+	struct mcg_chunk *c = mcg_chunk_of(p);
+	if (unlikely(!c) || unlikely(c->kind != MCG_CHUNK_SLABS))
+		return NULL;
+	struct mcg_slab *d = (struct mcg_slab *)c->meta[mcg_chunk_unit(c, p)];
+	return __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
+}
+
+/** mcg_slab_index - index of the object at @p, or -1 if @p is not an object start. */
+static inline long mcg_slab_index(const struct mcg_cache *c, const struct mcg_slab *s,
+                                  const void *p)
+{
+	uint64_t off = (uint64_t)((const char *)p - s->base);
+	uint64_t idx = (off * c->recip) >> MCG_RECIP_SHIFT;
+	if (unlikely(idx * c->slot_size != off || idx >= s->nobjs))
+		return -1;
+	return (long)idx;
+}
+
+/* ---- slab.c: slabs and node lists ---- */
+/** Take up to @n objects from @node's slabs (growing as needed); return the count.
+ *  Bit i of *@fresh is set if objs[i] was never used (its constructor is due). */
+unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned n,
+                       uint64_t *fresh);
+/** Return @n objects to their slabs (any nodes).  Double frees are reported. */
+void mcg_node_put(struct mcg_cache *c, void *const *objs, unsigned n);
+/** Release the node's empty slabs beyond @keep (at most @max); return bytes. */
+size_t mcg_node_release_empty(struct mcg_cache *c, unsigned node, size_t keep, size_t max);
+/** Run the constructor on the fresh objects of a batch. */
+void mcg_construct_fresh(struct mcg_cache *c, void **objs, unsigned n, uint64_t fresh);
+
+/* ---- drain.c: remote draining of CPU arrays ---- */
+/** Flush every CPU array of @c to the slabs. */
+void mcg_cache_drain_all(struct mcg_cache *c);
+
+/* ---- debug.c: reports and debug-cache checks ---- */
+void mcg_report(mcg_report_kind_t kind, const struct mcg_cache *c, const void *addr);
+void *mcg_debug_alloc(struct mcg_cache *c);
+void mcg_debug_free(struct mcg_cache *c, void *obj);
+
+/* ---- cache.c ---- */
+/** Slow paths of the fast path (cache_fast.h). */
+void *mcg_cache_alloc_slow(struct mcg_cache *c);
+void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg_slab *s, int why);
+/** The global cache list: lock, and iteration under it. */
+extern mcg_lock_t mcg_cache_list_lock;
+extern struct mcg_list mcg_cache_list;
+/** mcg_slab_init - initialise the slab layer (idempotent).  Return 0 or -errno. */
+int mcg_slab_init(void);
+/** Create a cache without argument checks beyond the basics (kmalloc's). */
+struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_t align,
+                                            unsigned flags, mcg_ctor_t ctor);
+
+#endif /* MCG_SLAB_SLAB_H */

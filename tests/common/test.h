@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test.h - the tests' tiny harness.
+ *
+ *   static void test_something(void) { CHECK(x == 1); CHECK_EQ(a, b); }
+ *   int main(void) { RUN(test_something); return test_done(); }
+ *
+ * CHECK records a failure with file:line and goes on; REQUIRE returns from
+ * the test function.  test_done() prints "N passed, N failed" (tests, not
+ * checks) and returns the exit status.
+ */
+#ifndef MCG_TEST_H
+#define MCG_TEST_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int test_failed_checks;
+static int test_passed, test_failed;
+static const char *test_current = "?";
+
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			test_failed_checks++;                                  \
+			fprintf(stderr, "%s:%d: %s: CHECK(%s) failed\n",       \
+			        __FILE__, __LINE__, test_current, #cond);      \
+		}                                                              \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                         \
+	do {                                                                   \
+		long long _a = (long long)(a), _b = (long long)(b);            \
+		if (_a != _b) {                                                \
+			test_failed_checks++;                                  \
+			fprintf(stderr, "%s:%d: %s: %s == %s failed: %lld vs %lld\n", \
+			        __FILE__, __LINE__, test_current, #a, #b, _a,  \
+			        _b);                                           \
+		}                                                              \
+	} while (0)
+
+#define REQUIRE(cond)                                                          \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			test_failed_checks++;                                  \
+			fprintf(stderr, "%s:%d: %s: REQUIRE(%s) failed\n",     \
+			        __FILE__, __LINE__, test_current, #cond);      \
+			return;                                                \
+		}                                                              \
+	} while (0)
+
+#define RUN(fn)                                                                \
+	do {                                                                   \
+		int _before = test_failed_checks;                              \
+		test_current = #fn;                                            \
+		fn();                                                          \
+		if (test_failed_checks == _before) {                           \
+			test_passed++;                                         \
+			fprintf(stderr, "ok   %s\n", #fn);                     \
+		} else {                                                       \
+			test_failed++;                                         \
+			fprintf(stderr, "FAIL %s\n", #fn);                     \
+		}                                                              \
+	} while (0)
+
+static inline int test_done(void)
+{
+	printf("%d passed, %d failed\n", test_passed, test_failed);
+	return test_failed ? 1 : 0;
+}
+
+#endif /* MCG_TEST_H */
