@@ -1,11 +1,29 @@
 /* SPDX-License-Identifier: MIT */
-/* bench/bench.c - placeholder until the harness lands (being written). */
+/* bench/bench.c - `memcg bench NAME`: dispatch to a benchmark program. */
 #include <stdio.h>
+#include <string.h>
 
 #include "commands.h"
+#include "harness.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *help;
+} benches[] = {
+	{"slab", bench_slab_main, "seed 001 alloc/free pairs, seed 000 1M frees, grow/shrink, RSS"},
+	{"charge", bench_charge_main, "seed 002: mutex vs atomic vs per-CPU stock charging"},
+};
 
 int mcg_cmd_bench(int argc, char **argv)
 {
-	fprintf(stderr, "memcg bench: not built yet\n");
+	if (argc >= 2) {
+		for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
+			if (!strcmp(argv[1], benches[i].name))
+				return benches[i].fn(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "usage: memcg bench NAME [--json] [--smoke] [--runs N] [--threads N]\n");
+	for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
+		fprintf(stderr, "  %-8s %s\n", benches[i].name, benches[i].help);
 	return 2;
 }

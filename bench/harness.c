@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* bench/harness.c - shared benchmark plumbing (see harness.h). */
+#include "harness.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int bench_parse_opts(int argc, char **argv, struct bench_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->runs = 5;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			o->json = true;
+		} else if (!strcmp(argv[i], "--smoke")) {
+			o->smoke = true;
+		} else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
+			o->runs = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+			o->threads = atoi(argv[++i]);
+		} else {
+			fprintf(stderr, "memcg bench: unknown option '%s'\n", argv[i]);
+			return 2;
+		}
+	}
+	if (o->smoke)
+		o->runs = 1;
+	if (o->runs < 1)
+		o->runs = 1;
+	return 0;
+}
+
+uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n)
+{
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double bench_mean(const double *v, int n)
+{
+	double s = 0;
+	for (int i = 0; i < n; i++)
+		s += v[i];
+	return n > 0 ? s / n : 0;
+}
+
+double bench_stddev(const double *v, int n)
+{
+	if (n < 2)
+		return 0;
+	double m = bench_mean(v, n), s = 0;
+	for (int i = 0; i < n; i++)
+		s += (v[i] - m) * (v[i] - m);
+	return sqrt(s / (n - 1));
+}
+
+void bench_progress(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "[bench] ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+}
+
+void bench_emit_json(const char *bench, const char *variant, const char *extra, double value,
+                     const char *unit)
+{
+	printf("{\"bench\":\"%s\",\"variant\":\"%s\"%s%s,\"value\":%.6g,\"unit\":\"%s\"}\n", bench,
+	       variant, extra ? "," : "", extra ? extra : "", value, unit);
+	fflush(stdout);
+}

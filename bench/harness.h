@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/harness.h - what every `memcg bench` program shares: options,
+ * clocks, statistics, and the output (a table for people, one JSON object
+ * per line with --json).  Benchmarks run their baselines in the same run,
+ * interleaved, and report medians and ratios.
+ */
+#ifndef MCG_BENCH_HARNESS_H
+#define MCG_BENCH_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct bench_opts {
+	bool json;    /* --json: one object per line on stdout */
+	bool smoke;   /* --smoke: tiny sizes, one run: proves it works, measures nothing */
+	int runs;     /* --runs N: repetitions for medians (default 5, smoke 1) */
+	int threads;  /* --threads N: 0 = the benchmark's default */
+};
+
+/** bench_parse_opts - parse the common flags; return 0, or 2 on a bad flag. */
+int bench_parse_opts(int argc, char **argv, struct bench_opts *o);
+
+/** bench_now_ns - CLOCK_MONOTONIC in ns. */
+uint64_t bench_now_ns(void);
+
+/** bench_median / bench_mean / bench_stddev - of @n values (bench_median sorts @v). */
+double bench_median(double *v, int n);
+double bench_mean(const double *v, int n);
+double bench_stddev(const double *v, int n);
+
+/** bench_progress - a progress line on stderr (never stdout). */
+void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * bench_emit_json - one JSON line: {"bench":..,"variant":..,<extra>,"value":..,"unit":..}.
+ * @extra is a fragment of JSON members without braces (e.g. "\"size\":64,\"threads\":2"),
+ * or NULL.
+ */
+void bench_emit_json(const char *bench, const char *variant, const char *extra, double value,
+                     const char *unit);
+
+/* Benchmarks: each a `memcg bench NAME` program. */
+int bench_slab_main(int argc, char **argv);   /* bench_slab.c */
+int bench_charge_main(int argc, char **argv); /* bench_charge.c */
+
+#endif /* MCG_BENCH_HARNESS_H */
