@@ -18,6 +18,8 @@
 #define mcg_cold __attribute__((cold, noinline))
 #define mcg_always_inline inline __attribute__((always_inline))
 #define mcg_public __attribute__((visibility("default")))
+/* For extern declarations of internal data: direct, not GOT, access in PIC code. */
+#define mcg_hidden __attribute__((visibility("hidden")))
 #define mcg_cacheline_aligned __attribute__((aligned(64)))
 #define MCG_CACHELINE 64
 

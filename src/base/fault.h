@@ -13,7 +13,7 @@
 
 #include "base/compiler.h"
 
-extern unsigned long mcg_fault_armed_nth; /* 0: disarmed */
+extern mcg_hidden unsigned long mcg_fault_armed_nth; /* 0: disarmed */
 bool mcg_fault_hit(void);
 
 /** mcg_fault_should_fail - count this call; true if it must fail. */

@@ -80,22 +80,23 @@ static inline struct mcg_pcpu_stack *mcg_pcpu_stack_of(struct mcg_pcpu_stack *ba
 
 static inline int mcg_rseq_stack_pop(struct mcg_pcpu_stack *base, void **out)
 {
+	void *obj;
 retry:
 	__asm__ __volatile__ goto(
 		MCG_RSEQ_ENTER(abort)
-		"movl (%%rax), %%ecx\n\t"         /* cur */
-		"cmpl 4(%%rax), %%ecx\n\t"        /* cur <= lo: empty or stopped */
+		"movl (%%rax), %%ecx\n\t"          /* cur */
+		"cmpl 4(%%rax), %%ecx\n\t"         /* cur <= lo: empty or stopped */
 		"jbe %l[empty]\n\t"
 		"subl $1, %%ecx\n\t"
-		"movq 16(%%rax), %%rdx\n\t"       /* slots */
-		"movq (%%rdx,%%rcx,8), %%rdx\n\t" /* obj = slots[cur-1] */
-		"movq %%rdx, (%[out])\n\t"
-		"movl %%ecx, (%%rax)\n\t"         /* commit cur-1 */
+		"movq 16(%%rax), %[obj]\n\t"       /* slots */
+		"movq (%[obj],%%rcx,8), %[obj]\n\t" /* obj = slots[cur-1] */
+		"movl %%ecx, (%%rax)\n\t"          /* commit cur-1 */
 		"2:\n\t"
-		:
-		: [rseq] "r"(__rseq_offset), [base] "r"(base), [out] "r"(out)
-		: "rax", "rcx", "rdx", "memory", "cc"
+		: [obj] "=&r"(obj)
+		: [rseq] "r"(mcg_rseq_offset), [base] "r"(base)
+		: "rax", "rcx", "memory", "cc"
 		: abort, empty);
+	*out = obj;
 	return MCG_PCPU_OK;
 abort:
 	goto retry;
@@ -122,7 +123,7 @@ retry:
 		"movl %%ecx, (%%rax)\n\t"          /* commit cur+1 */
 		"2:\n\t"
 		:
-		: [rseq] "r"(__rseq_offset), [base] "r"(base), [obj] "r"(obj)
+		: [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)
 		: "rax", "rcx", "rdx", "memory", "cc"
 		: abort, full, dfree);
 	return MCG_PCPU_OK;
@@ -162,7 +163,7 @@ retry:
 		"movl %%ecx, (%%rax)\n\t"          /* commit cur+k */
 		"2:\n\t"
 		:
-		: [rseq] "r"(__rseq_offset), [base] "r"(base), [src] "r"(src),
+		: [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [src] "r"(src),
 		  [n] "r"(n), [done] "r"(&done)
 		: "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc"
 		: abort, full);
@@ -201,7 +202,7 @@ retry:
 		"movl %%ecx, (%%rax)\n\t"          /* commit cur-k */
 		"2:\n\t"
 		:
-		: [rseq] "r"(__rseq_offset), [base] "r"(base), [dst] "r"(dst),
+		: [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [dst] "r"(dst),
 		  [n] "r"(n), [done] "r"(&done)
 		: "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc"
 		: abort, empty);

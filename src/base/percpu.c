@@ -12,6 +12,7 @@
 #include "os/os.h"
 
 mcg_percpu_mode_t mcg_percpu_mode_ = MCG_PERCPU_LOCKED;
+ptrdiff_t mcg_rseq_offset;
 static pthread_once_t percpu_once = PTHREAD_ONCE_INIT;
 
 static long membarrier(int cmd, unsigned flags, int cpu)
@@ -25,6 +26,7 @@ static bool rseq_usable(void)
 		return false;
 	if (__rseq_size < 8) /* cpu_id lives at offset 4 */
 		return false;
+	mcg_rseq_offset = __rseq_offset;
 	int32_t cpu = (int32_t)mcg_percpu_rseq_area()[1];
 	if (cpu < 0 || (unsigned)cpu >= mcg_os_nr_cpus())
 		return false;

@@ -36,7 +36,10 @@ extern const ptrdiff_t __rseq_offset;
 extern const unsigned int __rseq_size;
 
 /** The mechanism in use; set by mcg_percpu_init(). */
-extern mcg_percpu_mode_t mcg_percpu_mode_;
+extern mcg_hidden mcg_percpu_mode_t mcg_percpu_mode_;
+
+/** __rseq_offset, copied at init so fast paths read it without the GOT. */
+extern mcg_hidden ptrdiff_t mcg_rseq_offset;
 
 /** mcg_percpu_init - choose the mechanism (idempotent; call before any use). */
 void mcg_percpu_init(void);
@@ -51,7 +54,7 @@ static inline bool mcg_percpu_use_rseq(void)
 /** mcg_percpu_rseq_area - this thread's struct rseq (valid in rseq mode). */
 static inline volatile uint32_t *mcg_percpu_rseq_area(void)
 {
-	return (volatile uint32_t *)((char *)__builtin_thread_pointer() + __rseq_offset);
+	return (volatile uint32_t *)((char *)__builtin_thread_pointer() + mcg_rseq_offset);
 }
 
 /**

@@ -54,10 +54,11 @@ struct mcg_chunk {
 _Static_assert(offsetof(struct mcg_chunk, meta) == 256, "chunk header layout");
 _Static_assert(sizeof(struct mcg_chunk) <= MCG_UNIT_SIZE, "header fits unit 0");
 
-/** mcg_chunk_map_init - reserve the ownership bitmap (idempotent).  Return 0 or -ENOMEM. */
-int mcg_chunk_map_init(void);
+#define MCG_CHUNK_MAP_WORDS ((1ul << (MCG_VA_BITS - MCG_CHUNK_SHIFT)) / 64)
 
-extern uint64_t *mcg_chunk_map_;
+/* One bit per possible chunk: 4 MiB of zero-fill bss, touched only where
+ * chunks live.  Static, so the fast path indexes it directly. */
+extern mcg_hidden uint64_t mcg_chunk_map_[MCG_CHUNK_MAP_WORDS];
 
 /** mcg_chunk_of - the memcg chunk holding @p, or NULL if memcg does not own it. */
 static inline struct mcg_chunk *mcg_chunk_of(const void *p)
@@ -66,10 +67,7 @@ static inline struct mcg_chunk *mcg_chunk_of(const void *p)
 	uintptr_t idx = a >> MCG_CHUNK_SHIFT;
 	if (unlikely(a >> MCG_VA_BITS))
 		return NULL;
-	uint64_t *map = __atomic_load_n(&mcg_chunk_map_, __ATOMIC_ACQUIRE);
-	if (unlikely(!map))
-		return NULL;
-	uint64_t w = __atomic_load_n(&map[idx >> 6], __ATOMIC_RELAXED);
+	uint64_t w = __atomic_load_n(&mcg_chunk_map_[idx >> 6], __ATOMIC_ACQUIRE);
 	if (unlikely(!(w & (1ull << (idx & 63)))))
 		return NULL;
 	return (struct mcg_chunk *)(a & ~(MCG_CHUNK_SIZE - 1));

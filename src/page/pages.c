@@ -38,7 +38,7 @@ static void pages_init_once(void)
 int mcg_pages_init(void)
 {
 	pthread_once(&pages_once, pages_init_once);
-	return mcg_chunk_map_init();
+	return 0;
 }
 
 static struct mcg_chunk *chunk_create(unsigned node)
