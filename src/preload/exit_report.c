@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * preload/exit_report.c - the shim's process life: start the reaper when
+ * asked, and print slabinfo when the program that `memcg run` started exits.
+ *
+ * The protocol with `memcg run` (tools/cmd_run.c) is three environment
+ * variables, read once by the constructor:
+ *   MCG_REPORT_PID   the pid `memcg run` forked; only that process reports
+ *                    (it may exec other programs: the last one reports), so
+ *                    the children a program spawns (git's helpers, gcc's cc1)
+ *                    stay silent although they run on the allocator too;
+ *   MCG_REPORT_FILE  absolute path the report replaces, or else
+ *   MCG_REPORT_FD    the descriptor it is written to (memcg run passes 2).
+ * Without MCG_REPORT_PID the shim reports nothing: plain LD_PRELOAD use is
+ * silent.  The report goes out from a destructor, so a program that ends with
+ * exit() or by returning from main reports; _exit() and signals do not.
+ *
+ * Nothing here allocates: the report is formatted on the stack
+ * (mcg_slabinfo_write) and the file opened with open(2).
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/compiler.h"
+#include "base/log.h"
+#include "base/options.h"
+#include "memcg/slab.h"
+
+static pid_t report_pid;          /* 0: do not report */
+static int report_fd = -1;        /* used when report_path is empty */
+static char report_path[PATH_MAX]; /* "" unless MCG_REPORT_FILE was given */
+static pid_t reaper_pid;          /* the process whose reaper thread runs */
+
+/* Parse a decimal number of at most 9 digits; -1 if @s is not one. */
+static long parse_small(const char *s)
+{
+	long v = 0;
+	int digits = 0;
+	if (!s)
+		return -1;
+	for (; *s; s++, digits++) {
+		if (*s < '0' || *s > '9' || digits >= 9)
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	return digits ? v : -1;
+}
+
+__attribute__((constructor)) static void preload_start(void)
+{
+	long pid = parse_small(getenv("MCG_REPORT_PID"));
+	if (pid > 0 && (pid_t)pid == getpid()) {
+		const char *path = getenv("MCG_REPORT_FILE");
+		long fd = parse_small(getenv("MCG_REPORT_FD"));
+		if (path && *path && strlen(path) < sizeof(report_path)) {
+			memcpy(report_path, path, strlen(path) + 1);
+			report_pid = (pid_t)pid;
+		} else if (fd >= 0) {
+			report_fd = (int)fd;
+			report_pid = (pid_t)pid;
+		}
+	}
+	long reap_ms = mcg_option(MCG_OPT_REAP_MS);
+	if (reap_ms > 0 && mcg_reaper_start((unsigned)reap_ms) == 0)
+		reaper_pid = getpid();
+}
+
+__attribute__((destructor)) static void preload_exit(void)
+{
+	/* A stable report.  A forked child has no reaper thread to join. */
+	if (reaper_pid && getpid() == reaper_pid)
+		mcg_reaper_stop();
+	if (report_pid == 0 || getpid() != report_pid)
+		return;
+	int fd = report_fd;
+	if (report_path[0]) {
+		fd = open(report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			mcg_log("cannot write the slabinfo report to %s", report_path);
+			return;
+		}
+	}
+	int err = mcg_slabinfo_write(fd);
+	if (err && !report_path[0] && fd != 2)
+		mcg_log("cannot write the slabinfo report to fd %d", fd);
+	if (report_path[0])
+		close(fd);
+}
