@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_kmalloc.c - the malloc family (slab/kmalloc.c): every size class
+ * boundary, usable sizes, calloc, realloc, aligned allocations, large blocks
+ * mapped and unmapped, foreign pointers.  Runs again with MCG_RSEQ=0.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "memcg/debug.h"
+#include "memcg/kmalloc.h"
+#include "memcg/slab.h"
+#include "page/chunk.h"
+#include "test.h"
+
+static int nreports;
+static mcg_report_t last_report;
+
+static void capture(const mcg_report_t *r)
+{
+	nreports++;
+	last_report = *r;
+}
+
+static void fill(void *p, size_t n, unsigned seed)
+{
+	unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		b[i] = (unsigned char)(seed + i * 31);
+}
+
+static bool filled(const void *p, size_t n, unsigned seed)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != (unsigned char)(seed + i * 31))
+			return false;
+	return true;
+}
+
+static void test_every_size(void)
+{
+	/* Every size up to 4 KiB, then around every class boundary up to 300 KiB. */
+	unsigned bad = 0, misaligned = 0, small = 0;
+	for (size_t sz = 0; sz <= 4096; sz++) {
+		void *p = mcg_malloc(sz);
+		if (!p) {
+			bad++;
+			continue;
+		}
+		if ((uintptr_t)p % 16)
+			misaligned++;
+		size_t u = mcg_malloc_usable_size(p);
+		if (u < sz || u < 1)
+			small++;
+		fill(p, u, (unsigned)sz);
+		CHECK(filled(p, u, (unsigned)sz));
+		mcg_free(p);
+	}
+	for (size_t base = 4096; base <= 300 * 1024; base += base / 8) {
+		for (long d = -2; d <= 2; d++) {
+			size_t sz = base + (size_t)d;
+			void *p = mcg_malloc(sz);
+			if (!p) {
+				bad++;
+				continue;
+			}
+			if ((uintptr_t)p % 16)
+				misaligned++;
+			size_t u = mcg_malloc_usable_size(p);
+			if (u < sz)
+				small++;
+			memset(p, 0xa5, sz);
+			mcg_free(p);
+		}
+	}
+	/* The largest class and the first large block. */
+	size_t edge[] = {MCG_KMALLOC_MAX_CACHE_SIZE - 1, MCG_KMALLOC_MAX_CACHE_SIZE,
+	                 MCG_KMALLOC_MAX_CACHE_SIZE + 1};
+	for (size_t i = 0; i < MCG_ARRAY_SIZE(edge); i++) {
+		void *p = mcg_malloc(edge[i]);
+		CHECK(p != NULL);
+		CHECK(mcg_malloc_usable_size(p) >= edge[i]);
+		CHECK(((uintptr_t)p & 15) == 0);
+		memset(p, 1, edge[i]);
+		mcg_free(p);
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(misaligned, 0);
+	CHECK_EQ(small, 0);
+	/* Slack is bounded: at most 25 % above 128 bytes (size classes). */
+	for (size_t sz = 129; sz <= MCG_KMALLOC_MAX_CACHE_SIZE; sz = sz * 9 / 8 + 1) {
+		void *p = mcg_malloc(sz);
+		size_t u = mcg_malloc_usable_size(p);
+		CHECK(u <= sz + sz / 4 + 16);
+		mcg_free(p);
+	}
+	mcg_free(NULL);
+	CHECK_EQ(mcg_malloc_usable_size(NULL), 0);
+}
+
+static void test_many_live(void)
+{
+	enum { N = 20000 };
+	static void *p[N];
+	static size_t sz[N];
+	for (int i = 0; i < N; i++) {
+		sz[i] = (size_t)((i * 7919) % 3000) + 1;
+		p[i] = mcg_malloc(sz[i]);
+		REQUIRE(p[i]);
+		fill(p[i], sz[i], (unsigned)i);
+	}
+	unsigned damaged = 0;
+	for (int i = 0; i < N; i++)
+		damaged += !filled(p[i], sz[i], (unsigned)i);
+	CHECK_EQ(damaged, 0);
+	for (int i = 0; i < N; i += 2)
+		mcg_free(p[i]);
+	for (int i = 1; i < N; i += 2)
+		damaged += !filled(p[i], sz[i], (unsigned)i);
+	CHECK_EQ(damaged, 0);
+	for (int i = 1; i < N; i += 2)
+		mcg_free(p[i]);
+}
+
+static void test_calloc(void)
+{
+	/* Dirty the memory first, so that zeroing is really tested. */
+	for (int i = 0; i < 100; i++) {
+		void *p = mcg_malloc(1000);
+		memset(p, 0xff, 1000);
+		mcg_free(p);
+	}
+	size_t sizes[][2] = {{1, 1}, {10, 100}, {1, 1000}, {250, 4}, {3, 4096}, {1, 300000}, {0, 5}};
+	for (size_t i = 0; i < MCG_ARRAY_SIZE(sizes); i++) {
+		size_t n = sizes[i][0] * sizes[i][1];
+		unsigned char *p = mcg_calloc(sizes[i][0], sizes[i][1]);
+		REQUIRE(p);
+		size_t nz = 0;
+		for (size_t k = 0; k < n; k++)
+			nz += p[k] != 0;
+		CHECK_EQ(nz, 0);
+		memset(p, 0xff, n);
+		mcg_free(p);
+	}
+	errno = 0;
+	CHECK(mcg_calloc(SIZE_MAX / 2, 3) == NULL);
+	CHECK_EQ(errno, ENOMEM);
+	errno = 0;
+	CHECK(mcg_calloc((size_t)1 << 33, (size_t)1 << 33) == NULL);
+	CHECK_EQ(errno, ENOMEM);
+	errno = 0;
+	CHECK(mcg_malloc(SIZE_MAX - 100) == NULL);
+	CHECK_EQ(errno, ENOMEM);
+}
+
+static void test_realloc(void)
+{
+	/* NULL: malloc. */
+	char *p = mcg_realloc(NULL, 10);
+	REQUIRE(p);
+	fill(p, 10, 7);
+	/* Grow through classes and into a large block, keeping the contents. */
+	size_t sizes[] = {10, 17, 100, 1000, 5000, 70000, 260000, 600000, 1 << 22};
+	size_t prev = 10;
+	for (size_t i = 1; i < MCG_ARRAY_SIZE(sizes); i++) {
+		char *q = mcg_realloc(p, sizes[i]);
+		REQUIRE(q);
+		CHECK(filled(q, prev, 7));
+		CHECK(mcg_malloc_usable_size(q) >= sizes[i]);
+		fill(q, sizes[i], 7);
+		p = q;
+		prev = sizes[i];
+	}
+	/* Shrink back down: contents up to the new size are kept. */
+	for (size_t i = MCG_ARRAY_SIZE(sizes); i-- > 0;) {
+		char *q = mcg_realloc(p, sizes[i]);
+		REQUIRE(q);
+		CHECK(filled(q, sizes[i], 7));
+		CHECK(mcg_malloc_usable_size(q) >= sizes[i]);
+		p = q;
+	}
+	/* A big shrink really moves to a smaller block. */
+	char *big = mcg_malloc(100000);
+	fill(big, 100000, 3);
+	char *smaller = mcg_realloc(big, 100);
+	REQUIRE(smaller);
+	CHECK(filled(smaller, 100, 3));
+	CHECK(mcg_malloc_usable_size(smaller) < 1000);
+	mcg_free(smaller);
+	/* Size 0: freed, NULL returned. */
+	CHECK(mcg_realloc(p, 0) == NULL);
+	/* Failure keeps the old block. */
+	char *keep = mcg_malloc(50);
+	fill(keep, 50, 9);
+	errno = 0;
+	CHECK(mcg_realloc(keep, SIZE_MAX - 10) == NULL);
+	CHECK_EQ(errno, ENOMEM);
+	CHECK(filled(keep, 50, 9));
+	mcg_free(keep);
+	/* Foreign pointer: reported, EINVAL, not touched. */
+	int before = nreports;
+	long local[4] = {1, 2, 3, 4};
+	errno = 0;
+	CHECK(mcg_realloc(local, 100) == NULL);
+	CHECK_EQ(errno, EINVAL);
+	CHECK_EQ(nreports, before + 1);
+	CHECK_EQ(last_report.kind, MCG_REPORT_FOREIGN_PTR);
+	CHECK_EQ(local[3], 4);
+}
+
+static void test_aligned(void)
+{
+	for (size_t align = 1; align <= ((size_t)1 << 21); align <<= 1) {
+		size_t sizes[] = {0, 1, align / 2, align, align + 1, 3 * align, 100, 5000};
+		for (size_t i = 0; i < MCG_ARRAY_SIZE(sizes); i++) {
+			if (sizes[i] > ((size_t)8 << 20))
+				continue;
+			void *p = mcg_aligned_alloc(align, sizes[i]);
+			REQUIRE(p);
+			CHECK_EQ((uintptr_t)p % align, 0);
+			CHECK(mcg_malloc_usable_size(p) >= sizes[i]);
+			memset(p, 0x11, sizes[i]);
+			mcg_free(p);
+			void *q = (void *)0x1234;
+			CHECK_EQ(mcg_posix_memalign(&q, align < 8 ? 8 : align, sizes[i]), 0);
+			CHECK_EQ((uintptr_t)q % align, 0);
+			memset(q, 0x22, sizes[i]);
+			mcg_free(q);
+		}
+	}
+	/* Many aligned objects at once: each one aligned. */
+	void *v[500];
+	for (int i = 0; i < 500; i++) {
+		v[i] = mcg_aligned_alloc(256, 300);
+		CHECK(v[i] && (uintptr_t)v[i] % 256 == 0);
+	}
+	for (int i = 0; i < 500; i++)
+		mcg_free(v[i]);
+	/* Bad alignments. */
+	size_t bad[] = {0, 3, 24, 100, 4097};
+	for (size_t i = 0; i < MCG_ARRAY_SIZE(bad); i++) {
+		errno = 0;
+		CHECK(mcg_aligned_alloc(bad[i], 64) == NULL);
+		CHECK_EQ(errno, EINVAL);
+		void *out = (void *)0x42;
+		CHECK_EQ(mcg_posix_memalign(&out, bad[i], 64), EINVAL);
+		CHECK(out == (void *)0x42);
+	}
+	void *out = (void *)0x42;
+	CHECK_EQ(mcg_posix_memalign(&out, 4, 64), EINVAL); /* < sizeof(void *) */
+	CHECK(out == (void *)0x42);
+	CHECK_EQ(mcg_posix_memalign(&out, 64, SIZE_MAX - 4096), ENOMEM);
+	CHECK(out == (void *)0x42);
+	errno = 1234;
+	CHECK_EQ(mcg_posix_memalign(&out, 64, 64), 0);
+	CHECK_EQ(errno, 1234); /* posix_memalign does not set errno */
+	mcg_free(out);
+}
+
+static void test_large_mapped(void)
+{
+	size_t base = mcg_os_mapped_bytes();
+	size_t sizes[] = {MCG_KMALLOC_MAX_CACHE_SIZE + 1, 300 * 1024, 1 << 20, 5 << 20, 40 << 20};
+	void *p[MCG_ARRAY_SIZE(sizes)];
+	for (size_t i = 0; i < MCG_ARRAY_SIZE(sizes); i++) {
+		p[i] = mcg_malloc(sizes[i]);
+		REQUIRE(p[i]);
+		CHECK(mcg_os_mapped_bytes() >= base + sizes[i]);
+		memset(p[i], 0x77, sizes[i]);
+		CHECK(mcg_malloc_usable_size(p[i]) >= sizes[i]);
+		CHECK(mcg_malloc_usable_size((char *)p[i] + 16) == 0);
+	}
+	for (size_t i = 0; i < MCG_ARRAY_SIZE(sizes); i++)
+		mcg_free(p[i]);
+	CHECK_EQ(mcg_os_mapped_bytes(), base);
+	/* A pointer inside a large block is foreign, and the block survives. */
+	char *q = mcg_malloc(1 << 20);
+	size_t with = mcg_os_mapped_bytes();
+	int before = nreports;
+	mcg_free(q + 4096);
+	CHECK_EQ(nreports, before + 1);
+	CHECK_EQ(last_report.kind, MCG_REPORT_FOREIGN_PTR);
+	CHECK_EQ(mcg_os_mapped_bytes(), with);
+	q[0] = 1;
+	mcg_free(q);
+	CHECK_EQ(mcg_os_mapped_bytes(), base);
+}
+
+static void test_foreign_and_double(void)
+{
+	int before = nreports;
+	long local;
+	mcg_free(&local);
+	CHECK_EQ(nreports, before + 1);
+	CHECK_EQ(last_report.kind, MCG_REPORT_FOREIGN_PTR);
+	CHECK(strcmp(last_report.cache, "?") == 0);
+	void *m = malloc(32);
+	mcg_free(m);
+	CHECK_EQ(nreports, before + 2);
+	free(m);
+	char *p = mcg_malloc(64);
+	mcg_free(p + 16);
+	CHECK_EQ(nreports, before + 3);
+	CHECK_EQ(last_report.kind, MCG_REPORT_MISALIGNED);
+	CHECK(strncmp(last_report.cache, "kmalloc-", 8) == 0);
+	mcg_free(p);
+	mcg_free(p);
+	CHECK_EQ(nreports, before + 4);
+	CHECK_EQ(last_report.kind, MCG_REPORT_DOUBLE_FREE);
+	CHECK(strcmp(last_report.cache, "kmalloc-64") == 0);
+	CHECK_EQ(mcg_malloc_usable_size(&local), 0);
+	CHECK_EQ(mcg_malloc_usable_size(p + 8), 0);
+}
+
+static int run_locked(char **argv)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("MCG_RSEQ", "0", 1);
+		setenv("MCG_TEST_LOCKED", "1", 1);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	mcg_set_report_handler(capture);
+	RUN(test_every_size);
+	RUN(test_many_live);
+	RUN(test_calloc);
+	RUN(test_realloc);
+	RUN(test_aligned);
+	RUN(test_large_mapped);
+	RUN(test_foreign_and_double);
+	int rc = test_done();
+	if (!getenv("MCG_TEST_LOCKED")) {
+		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
+		rc = rc || run_locked(argv);
+	}
+	return rc;
+}
