@@ -1,11 +1,1016 @@
 /* SPDX-License-Identifier: MIT */
-/* bench/bench_slab.c - placeholder: being written. */
+/*
+ * bench/bench_slab.c - `memcg bench slab`: the slab layer against the best
+ * mallocs (issue 2; seeds 001 and 000).
+ *
+ * Cases
+ *   pair       seed 001: alloc+free pairs, 1 or 4 objects in flight (4: a ring
+ *              of live objects, each step frees the oldest and allocates
+ *              anew), sizes 64, 256, 1024, 4096 B; ns per pair.
+ *   free1m     seed 000 TEST #1 on a live cache: each of N threads (one per
+ *              CPU, pinned) allocates 1M objects of 64..1024 B, then frees
+ *              them all, timed; ms per thread, mean +- stddev.
+ *   growshrink seed 001's slab grow+shrink: allocate one slab's worth of
+ *              objects, free them, give the memory back (mcg_cache_shrink;
+ *              a baseline's own release call), ns per cycle, and the same
+ *              cycle without the release for comparison.
+ *   rss        resident set growth with 1M live 64 B objects, and what is left
+ *              after freeing them all and releasing.
+ *
+ * Method: every measurement is one worker child (baseline.h) for one
+ * variant; for each run the variants are visited in a rotated order, and
+ * each figure is the median over the runs.  Targets (issue 2) are checked
+ * and reported PASS / MISS; a MISS is a finding, not an error exit.
+ *
+ * The worker loops are written once (always-inline, over the kind of
+ * variant) and instantiated per kind, so a measured loop has no indirect
+ * calls of its own: memcg's are direct calls into the static library,
+ * a baseline's go through the PLT to whichever malloc is loaded.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "baseline.h"
 #include "harness.h"
+#include "memcg/kmalloc.h"
+#include "memcg/slab.h"
+#include "slab/slab.h" /* mcg_slab_of(): which kmalloc cache to shrink */
+
+#define W_INLINE static inline __attribute__((always_inline))
+#define W_NOINLINE static __attribute__((noinline))
+
+/* Sizes and shapes of the cases. */
+static const size_t pair_sizes[] = {64, 256, 1024, 4096};
+static const int pair_inflight[] = {1, 4};
+static const size_t free1m_sizes[] = {64, 128, 256, 512, 1024};
+static const size_t gs_sizes[] = {64, 4096};
+#define NPAIR (4 * 2)
+#define NFREE1M 5
+#define NGS 2
+#define MILLION (1u << 20)
+#define MAX_THREADS 64
+#define MAX_VALS (MAX_THREADS + 2)
+
+/* Full-mode time per timed loop; smoke mode uses fixed tiny counts instead. */
+#define TARGET_NS 100000000.0
+
+/* ================================================================ worker */
+
+/* The one allocation API a worker loop uses, chosen by a constant @k. */
+W_INLINE void *w_alloc(enum bench_kind k, mcg_cache_t *c, size_t size)
+{
+	if (k == BENCH_MCG_CACHE)
+		return mcg_cache_alloc(c);
+	if (k == BENCH_MCG_KMALLOC)
+		return mcg_malloc(size);
+	return malloc(size);
+}
+
+W_INLINE void w_free(enum bench_kind k, mcg_cache_t *c, void *p)
+{
+	if (k == BENCH_MCG_CACHE)
+		mcg_cache_free(c, p);
+	else if (k == BENCH_MCG_KMALLOC)
+		mcg_free(p);
+	else
+		free(p);
+}
+
+/* One store into each object: the allocation is used, nothing is elided. */
+W_INLINE void w_touch(void *p, uint64_t i)
+{
+	*(volatile char *)p = (char)i;
+}
+
+W_INLINE int pair_loop(enum bench_kind k, mcg_cache_t *c, size_t size, int inflight,
+                       uint64_t iters)
+{
+	if (inflight == 1) {
+		for (uint64_t i = 0; i < iters; i++) {
+			void *p = w_alloc(k, c, size);
+			if (!p)
+				return -1;
+			w_touch(p, i);
+			w_free(k, c, p);
+		}
+		return 0;
+	}
+	void *ring[4];
+	for (int j = 0; j < 4; j++) {
+		ring[j] = w_alloc(k, c, size);
+		if (!ring[j])
+			return -1;
+	}
+	for (uint64_t i = 0; i < iters; i++) {
+		unsigned j = (unsigned)i & 3;
+		w_free(k, c, ring[j]);
+		void *p = w_alloc(k, c, size);
+		if (!p)
+			return -1;
+		w_touch(p, i);
+		ring[j] = p;
+	}
+	for (int j = 0; j < 4; j++)
+		w_free(k, c, ring[j]);
+	return 0;
+}
+
+W_NOINLINE int pair_mcg(mcg_cache_t *c, size_t size, int inflight, uint64_t iters)
+{
+	return pair_loop(BENCH_MCG_CACHE, c, size, inflight, iters);
+}
+
+W_NOINLINE int pair_kmalloc(mcg_cache_t *c, size_t size, int inflight, uint64_t iters)
+{
+	return pair_loop(BENCH_MCG_KMALLOC, c, size, inflight, iters);
+}
+
+W_NOINLINE int pair_libc(mcg_cache_t *c, size_t size, int inflight, uint64_t iters)
+{
+	return pair_loop(BENCH_LIBC, c, size, inflight, iters);
+}
+
+/* Time one pair loop; return ns per pair, or -1 on allocation failure. */
+static double pair_time(enum bench_kind k, mcg_cache_t *c, size_t size, int inflight,
+                        uint64_t iters)
+{
+	int (*fn)(mcg_cache_t *, size_t, int, uint64_t) = k == BENCH_MCG_CACHE     ? pair_mcg
+	                                                 : k == BENCH_MCG_KMALLOC ? pair_kmalloc
+	                                                                          : pair_libc;
+	uint64_t t0 = bench_now_ns();
+	if (fn(c, size, inflight, iters))
+		return -1;
+	return (double)(bench_now_ns() - t0) / (double)iters;
+}
+
+/* Iterations for about TARGET_NS, from a measured @ns_per step. */
+static uint64_t calibrate(double ns_per, uint64_t lo, uint64_t hi)
+{
+	double n = TARGET_NS / (ns_per > 0.1 ? ns_per : 0.1);
+	return n < (double)lo ? lo : n > (double)hi ? hi : (uint64_t)n;
+}
+
+/* pair: SIZE INFLIGHT ITERS (0: calibrate to TARGET_NS).  Prints ns per pair. */
+static int worker_pair(enum bench_kind k, int argc, char **argv)
+{
+	if (argc < 3)
+		return 2;
+	size_t size = strtoul(argv[0], NULL, 0);
+	int inflight = atoi(argv[1]);
+	uint64_t iters = strtoull(argv[2], NULL, 0);
+	mcg_cache_t *c = NULL;
+	if (k == BENCH_MCG_CACHE && !(c = mcg_cache_create("bench-pair", size, 0, 0, NULL)))
+		return 1;
+	double ns;
+	if (iters == 0) {
+		if (pair_time(k, c, size, inflight, 200000) < 0) /* warm up */
+			return 1;
+		ns = pair_time(k, c, size, inflight, 1000000);
+		iters = calibrate(ns, 1000000, 100000000);
+	} else if (pair_time(k, c, size, inflight, iters / 10 + 1) < 0) {
+		return 1;
+	}
+	ns = pair_time(k, c, size, inflight, iters);
+	if (ns < 0)
+		return 1;
+	printf("%.4f\n", ns);
+	if (c && mcg_cache_destroy(c))
+		return 1;
+	return 0;
+}
+
+/* ---- free1m: threads that allocate N objects each, then free them, timed ---- */
+
+struct f1_shared {
+	enum bench_kind kind;
+	mcg_cache_t *cache;
+	size_t size, n;
+	pthread_barrier_t ready;
+};
+
+struct f1_thread {
+	struct f1_shared *sh;
+	pthread_t tid;
+	int cpu;
+	int err;
+	double ms;
+};
+
+/* Pin the calling thread to @cpu (-1: leave it). */
+static void pin_to(int cpu)
+{
+	if (cpu < 0)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+W_INLINE int f1_body(enum bench_kind k, struct f1_thread *t, void **objs)
+{
+	struct f1_shared *sh = t->sh;
+	int err = 0;
+	for (size_t i = 0; i < sh->n; i++) {
+		objs[i] = w_alloc(k, sh->cache, sh->size);
+		if (!objs[i]) {
+			err = -1;
+			sh->n = i; /* racy but only on failure, which fails the run */
+			break;
+		}
+		w_touch(objs[i], i);
+	}
+	pthread_barrier_wait(&sh->ready);
+	uint64_t t0 = bench_now_ns();
+	for (size_t i = 0; i < sh->n; i++)
+		w_free(k, sh->cache, objs[i]);
+	t->ms = (double)(bench_now_ns() - t0) / 1e6;
+	return err;
+}
+
+W_NOINLINE int f1_mcg(struct f1_thread *t, void **objs)
+{
+	return f1_body(BENCH_MCG_CACHE, t, objs);
+}
+
+W_NOINLINE int f1_kmalloc(struct f1_thread *t, void **objs)
+{
+	return f1_body(BENCH_MCG_KMALLOC, t, objs);
+}
+
+W_NOINLINE int f1_libc(struct f1_thread *t, void **objs)
+{
+	return f1_body(BENCH_LIBC, t, objs);
+}
+
+static void *f1_thread_fn(void *arg)
+{
+	struct f1_thread *t = arg;
+	pin_to(t->cpu);
+	/* The pointer array comes from mmap, not from the allocator measured. */
+	size_t bytes = t->sh->n * sizeof(void *);
+	void **objs = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (objs == MAP_FAILED) {
+		t->err = -1;
+		pthread_barrier_wait(&t->sh->ready);
+		return NULL;
+	}
+	switch (t->sh->kind) {
+	case BENCH_MCG_CACHE:
+		t->err = f1_mcg(t, objs);
+		break;
+	case BENCH_MCG_KMALLOC:
+		t->err = f1_kmalloc(t, objs);
+		break;
+	default:
+		t->err = f1_libc(t, objs);
+		break;
+	}
+	munmap(objs, bytes);
+	return NULL;
+}
+
+/* The CPUs this process may run on, in order; return how many (at most @max). */
+static int allowed_cpus(int *cpus, int max)
+{
+	cpu_set_t set;
+	int n = 0;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	for (int i = 0; i < CPU_SETSIZE && n < max; i++)
+		if (CPU_ISSET(i, &set))
+			cpus[n++] = i;
+	return n;
+}
+
+/* free1m: SIZE THREADS NOBJ.  Prints each thread's free time in ms. */
+static int worker_free1m(enum bench_kind k, int argc, char **argv)
+{
+	if (argc < 3)
+		return 2;
+	struct f1_shared sh = {.kind = k, .size = strtoul(argv[0], NULL, 0)};
+	int nthr = atoi(argv[1]);
+	sh.n = strtoul(argv[2], NULL, 0);
+	if (nthr < 1 || nthr > MAX_THREADS)
+		return 2;
+	if (k == BENCH_MCG_CACHE && !(sh.cache = mcg_cache_create("bench-free1m", sh.size, 0, 0, NULL)))
+		return 1;
+	int cpus[CPU_SETSIZE];
+	int ncpu = allowed_cpus(cpus, CPU_SETSIZE);
+	struct f1_thread t[MAX_THREADS];
+	pthread_barrier_init(&sh.ready, NULL, (unsigned)nthr);
+	for (int i = 0; i < nthr; i++) {
+		t[i] = (struct f1_thread){.sh = &sh, .cpu = ncpu ? cpus[i % ncpu] : -1};
+		if (pthread_create(&t[i].tid, NULL, f1_thread_fn, &t[i])) {
+			fprintf(stderr, "memcg bench: pthread_create failed\n");
+			_exit(1); /* the barrier would never open */
+		}
+	}
+	int err = 0;
+	for (int i = 0; i < nthr; i++) {
+		pthread_join(t[i].tid, NULL);
+		err |= t[i].err;
+	}
+	pthread_barrier_destroy(&sh.ready);
+	if (err)
+		return 1;
+	for (int i = 0; i < nthr; i++)
+		printf("%.4f ", t[i].ms);
+	printf("\n");
+	if (sh.cache && mcg_cache_destroy(sh.cache))
+		return 1;
+	return 0;
+}
+
+/* ---- growshrink: fill a fresh slab, empty it, give the memory back ---- */
+
+/* Give free memory back: mcg_cache_shrink on @c for memcg, else the baseline's call. */
+static void w_release(enum bench_kind k, mcg_cache_t *c, const char *variant)
+{
+	if (k == BENCH_LIBC)
+		baseline_release(variant);
+	else
+		mcg_cache_shrink(c);
+}
+
+W_INLINE int gs_loop(enum bench_kind k, mcg_cache_t *c, size_t size, void **objs, size_t n,
+                     uint64_t cycles, bool release, const char *variant)
+{
+	for (uint64_t cyc = 0; cyc < cycles; cyc++) {
+		for (size_t i = 0; i < n; i++) {
+			objs[i] = w_alloc(k, c, size);
+			if (!objs[i])
+				return -1;
+			w_touch(objs[i], i);
+		}
+		for (size_t i = 0; i < n; i++)
+			w_free(k, c, objs[i]);
+		if (release)
+			w_release(k, c, variant);
+	}
+	return 0;
+}
+
+W_NOINLINE int gs_mcg(mcg_cache_t *c, size_t size, void **objs, size_t n, uint64_t cycles,
+                      bool release, const char *variant)
+{
+	return gs_loop(BENCH_MCG_CACHE, c, size, objs, n, cycles, release, variant);
+}
+
+W_NOINLINE int gs_kmalloc(mcg_cache_t *c, size_t size, void **objs, size_t n, uint64_t cycles,
+                          bool release, const char *variant)
+{
+	return gs_loop(BENCH_MCG_KMALLOC, c, size, objs, n, cycles, release, variant);
+}
+
+W_NOINLINE int gs_libc(mcg_cache_t *c, size_t size, void **objs, size_t n, uint64_t cycles,
+                       bool release, const char *variant)
+{
+	return gs_loop(BENCH_LIBC, c, size, objs, n, cycles, release, variant);
+}
+
+static double gs_time(enum bench_kind k, mcg_cache_t *c, size_t size, void **objs, size_t n,
+                      uint64_t cycles, bool release, const char *variant)
+{
+	int (*fn)(mcg_cache_t *, size_t, void **, size_t, uint64_t, bool, const char *) =
+		k == BENCH_MCG_CACHE ? gs_mcg : k == BENCH_MCG_KMALLOC ? gs_kmalloc : gs_libc;
+	uint64_t t0 = bench_now_ns();
+	if (fn(c, size, objs, n, cycles, release, variant))
+		return -1;
+	return (double)(bench_now_ns() - t0) / (double)cycles;
+}
+
+/* The kmalloc cache that serves @size (mcg_slab_of on a sample object), or NULL. */
+static mcg_cache_t *kmalloc_cache_of(size_t size)
+{
+	void *p = mcg_malloc(size);
+	struct mcg_slab *s = p ? mcg_slab_of(p) : NULL;
+	mcg_cache_t *c = s ? s->cache : NULL;
+	mcg_free(p);
+	return c;
+}
+
+/*
+ * growshrink: SIZE NOBJ CYCLES (0: calibrate).  Prints ns per cycle with the
+ * release call, then ns per cycle without it.
+ */
+static int worker_growshrink(enum bench_kind k, const char *variant, int argc, char **argv)
+{
+	if (argc < 3)
+		return 2;
+	size_t size = strtoul(argv[0], NULL, 0);
+	size_t n = strtoul(argv[1], NULL, 0);
+	uint64_t cycles = strtoull(argv[2], NULL, 0);
+	mcg_cache_t *c = NULL;
+	if (k == BENCH_MCG_CACHE && !(c = mcg_cache_create("bench-grow", size, 0, 0, NULL)))
+		return 1;
+	if (k == BENCH_MCG_KMALLOC && !(c = kmalloc_cache_of(size)))
+		return 1;
+	void **objs = mmap(NULL, n * sizeof(void *), PROT_READ | PROT_WRITE,
+	                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (objs == MAP_FAILED)
+		return 1;
+	double with, without;
+	if (cycles == 0) {
+		if ((with = gs_time(k, c, size, objs, n, 20, true, variant)) < 0)
+			return 1;
+		uint64_t cyc_with = calibrate(with, 20, 10000000);
+		if ((without = gs_time(k, c, size, objs, n, 20, false, variant)) < 0)
+			return 1;
+		uint64_t cyc_without = calibrate(without, 20, 10000000);
+		with = gs_time(k, c, size, objs, n, cyc_with, true, variant);
+		without = gs_time(k, c, size, objs, n, cyc_without, false, variant);
+	} else {
+		with = gs_time(k, c, size, objs, n, cycles, true, variant);
+		without = gs_time(k, c, size, objs, n, cycles, false, variant);
+	}
+	if (with < 0 || without < 0)
+		return 1;
+	printf("%.2f %.2f\n", with, without);
+	munmap(objs, n * sizeof(void *));
+	if (k == BENCH_MCG_CACHE && mcg_cache_destroy(c))
+		return 1;
+	return 0;
+}
+
+/* ---- rss: resident set with N live 64 B objects, and after free + release ---- */
+
+W_INLINE int rss_fill(enum bench_kind k, mcg_cache_t *c, void **objs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		objs[i] = w_alloc(k, c, 64);
+		if (!objs[i])
+			return -1;
+		w_touch(objs[i], i);
+	}
+	return 0;
+}
+
+W_INLINE void rss_empty(enum bench_kind k, mcg_cache_t *c, void **objs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		w_free(k, c, objs[i]);
+}
+
+/* rss: NOBJ.  Prints RSS in KiB at the start, with the objects live, and after. */
+static int worker_rss(enum bench_kind k, const char *variant, int argc, char **argv)
+{
+	if (argc < 1)
+		return 2;
+	size_t n = strtoul(argv[0], NULL, 0);
+	void **objs = mmap(NULL, n * sizeof(void *), PROT_READ | PROT_WRITE,
+	                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (objs == MAP_FAILED)
+		return 1;
+	memset(objs, 0, n * sizeof(void *)); /* resident before the start figure */
+	long start = bench_rss_kib();
+	mcg_cache_t *c = NULL;
+	if (k == BENCH_MCG_CACHE && !(c = mcg_cache_create("bench-rss", 64, 0, 0, NULL)))
+		return 1;
+	int err = 0;
+	switch (k) {
+	case BENCH_MCG_CACHE:
+		err = rss_fill(BENCH_MCG_CACHE, c, objs, n);
+		break;
+	case BENCH_MCG_KMALLOC:
+		err = rss_fill(BENCH_MCG_KMALLOC, c, objs, n);
+		break;
+	default:
+		err = rss_fill(BENCH_LIBC, c, objs, n);
+		break;
+	}
+	if (err)
+		return 1;
+	long live = bench_rss_kib();
+	if (k == BENCH_MCG_KMALLOC) {
+		struct mcg_slab *s = mcg_slab_of(objs[0]);
+		c = s ? s->cache : NULL;
+	}
+	switch (k) {
+	case BENCH_MCG_CACHE:
+		rss_empty(BENCH_MCG_CACHE, c, objs, n);
+		break;
+	case BENCH_MCG_KMALLOC:
+		rss_empty(BENCH_MCG_KMALLOC, c, objs, n);
+		break;
+	default:
+		rss_empty(BENCH_LIBC, c, objs, n);
+		break;
+	}
+	if (k != BENCH_LIBC && !c)
+		return 1;
+	w_release(k, c, variant);
+	long after = bench_rss_kib();
+	printf("%ld %ld %ld\n", start, live, after);
+	if (k == BENCH_MCG_CACHE && mcg_cache_destroy(c))
+		return 1;
+	return 0;
+}
+
+/* `memcg bench slab --worker CASE VARIANT ARGS...`: one measurement; exit status 0 or not. */
+static int worker_main(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	const char *cas = argv[0], *variant = argv[1];
+	enum bench_kind k = !strcmp(variant, "mcg")           ? BENCH_MCG_CACHE
+	                    : !strcmp(variant, "mcg-kmalloc") ? BENCH_MCG_KMALLOC
+	                                                      : BENCH_LIBC;
+	alarm(300); /* a hung worker dies rather than hanging the benchmark */
+	if (baseline_check_self(variant))
+		return 3;
+	argc -= 2;
+	argv += 2;
+	if (!strcmp(cas, "probe")) {
+		void *p = k == BENCH_LIBC ? malloc(64) : mcg_malloc(64);
+		if (!p)
+			return 1;
+		w_touch(p, 1);
+		if (k == BENCH_LIBC)
+			free(p);
+		else
+			mcg_free(p);
+		printf("1\n");
+		return 0;
+	}
+	if (!strcmp(cas, "pair"))
+		return worker_pair(k, argc, argv);
+	if (!strcmp(cas, "free1m"))
+		return worker_free1m(k, argc, argv);
+	if (!strcmp(cas, "growshrink"))
+		return worker_growshrink(k, variant, argc, argv);
+	if (!strcmp(cas, "rss"))
+		return worker_rss(k, variant, argc, argv);
+	fprintf(stderr, "memcg bench slab: unknown worker case '%s'\n", cas);
+	return 2;
+}
+
+/* ================================================================ parent */
+
+/* All samples of one case: [config][variant][run][value]. */
+struct matrix {
+	int ncfg, nvar, runs;
+	double *v;
+	int *n;
+};
+
+static double *mat_at(struct matrix *m, int cfg, int var, int run)
+{
+	return m->v + (((size_t)cfg * m->nvar + var) * m->runs + run) * MAX_VALS;
+}
+
+static int *mat_n(struct matrix *m, int cfg, int var, int run)
+{
+	return m->n + ((size_t)cfg * m->nvar + var) * m->runs + run;
+}
+
+struct ctx {
+	struct bench_opts o;
+	struct bench_variant var[BENCH_MAX_VARIANTS];
+	int nvar;
+	int threads;
+	size_t gs_objs[NGS];
+	int met, missed;
+};
+
+/* Worker arguments of config @cfg of a case, into @a (strings in @buf). */
+typedef int (*args_fn)(const struct ctx *x, int cfg, char buf[][32], const char **a);
+
+/*
+ * measure - run every config of a case for every variant and run, variants
+ * rotated per run and config.  @want: values each worker must print.
+ * Return 0, or -1 if a worker failed.
+ */
+static int measure(struct ctx *x, const char *name, int ncfg, int want, args_fn fill,
+                   struct matrix *m)
+{
+	m->ncfg = ncfg;
+	m->nvar = x->nvar;
+	m->runs = x->o.runs;
+	size_t cells = (size_t)ncfg * x->nvar * x->o.runs;
+	m->v = calloc(cells * MAX_VALS, sizeof(double));
+	m->n = calloc(cells, sizeof(int));
+	if (!m->v || !m->n)
+		return -1;
+	for (int r = 0; r < x->o.runs; r++) {
+		uint64_t t0 = bench_now_ns();
+		for (int cfg = 0; cfg < ncfg; cfg++) {
+			for (int j = 0; j < x->nvar; j++) {
+				int vi = (j + r + cfg) % x->nvar;
+				const struct bench_variant *v = &x->var[vi];
+				char buf[8][32];
+				const char *a[16] = {"bench", "slab", "--worker", name, v->name};
+				int na = 5;
+				na += fill(x, cfg, buf, a + na);
+				a[na] = NULL;
+				int got = bench_worker_run(v, a, mat_at(m, cfg, vi, r), MAX_VALS);
+				if (got < want) {
+					if (got >= 0)
+						fprintf(stderr, "memcg bench: %s/%s: %d values, want %d\n",
+						        name, v->name, got, want);
+					return -1;
+				}
+				*mat_n(m, cfg, vi, r) = got;
+			}
+		}
+		if (!x->o.smoke)
+			bench_progress("%s: run %d/%d done (%.1f s)", name, r + 1, x->o.runs,
+			               (double)(bench_now_ns() - t0) / 1e9);
+	}
+	return 0;
+}
+
+/* Median over runs of value @idx (or, for idx < 0, of the mean of all values). */
+static double mat_median(struct matrix *m, int cfg, int var, int idx)
+{
+	double tmp[1024];
+	int n = 0;
+	for (int r = 0; r < m->runs && n < 1024; r++) {
+		double *v = mat_at(m, cfg, var, r);
+		tmp[n++] = idx >= 0 ? v[idx] : bench_mean(v, *mat_n(m, cfg, var, r));
+	}
+	return bench_median(tmp, n);
+}
+
+static void mat_free(struct matrix *m)
+{
+	free(m->v);
+	free(m->n);
+}
+
+/* The index of variant @name, or -1. */
+static int var_index(const struct ctx *x, const char *name)
+{
+	for (int i = 0; i < x->nvar; i++)
+		if (!strcmp(x->var[i].name, name))
+			return i;
+	return -1;
+}
+
+/* The baseline with the lowest @val[i]; -1 if none. */
+static int best_baseline(const struct ctx *x, const double *val)
+{
+	int best = -1;
+	for (int i = 0; i < x->nvar; i++)
+		if (x->var[i].baseline && (best < 0 || val[i] < val[best]))
+			best = i;
+	return best;
+}
+
+/* Record a target: PASS/MISS string, counted, and a JSON line. */
+static const char *target(struct ctx *x, const char *variant, const char *name, double ratio,
+                          bool pass)
+{
+	if (pass)
+		x->met++;
+	else
+		x->missed++;
+	if (x->o.json) {
+		char extra[160];
+		snprintf(extra, sizeof(extra), "\"name\":\"%s\",\"pass\":%s", name,
+		         pass ? "true" : "false");
+		bench_emit_json("target", variant, extra, ratio, "ratio");
+	}
+	return pass ? "PASS" : "MISS";
+}
+
+static void print_variant_header(const struct ctx *x, int width)
+{
+	for (int i = 0; i < x->nvar; i++)
+		printf(" %*s", width, x->var[i].name);
+}
+
+/* ---- pair ---- */
+
+static int pair_args(const struct ctx *x, int cfg, char buf[][32], const char **a)
+{
+	snprintf(buf[0], 32, "%zu", pair_sizes[cfg / 2]);
+	snprintf(buf[1], 32, "%d", pair_inflight[cfg % 2]);
+	snprintf(buf[2], 32, "%d", x->o.smoke ? 20000 : 0);
+	a[0] = buf[0];
+	a[1] = buf[1];
+	a[2] = buf[2];
+	return 3;
+}
+
+static int case_pair(struct ctx *x)
+{
+	struct matrix m;
+	if (measure(x, "pair", NPAIR, 1, pair_args, &m))
+		return -1;
+	int im = var_index(x, "mcg"), ik = var_index(x, "mcg-kmalloc");
+	if (!x->o.json) {
+		printf("\n== pair: alloc+free pairs, ns per pair (median of %d run%s; lower is "
+		       "better) ==\n",
+		       x->o.runs, x->o.runs > 1 ? "s" : "");
+		printf("%5s %8s", "size", "inflight");
+		print_variant_header(x, 11);
+		printf(" | %-9s %8s %12s %s\n", "best", "mcg/best", "kmalloc/best", "target");
+	}
+	for (int cfg = 0; cfg < NPAIR; cfg++) {
+		size_t size = pair_sizes[cfg / 2];
+		int inflight = pair_inflight[cfg % 2];
+		double val[BENCH_MAX_VARIANTS];
+		for (int i = 0; i < x->nvar; i++) {
+			val[i] = mat_median(&m, cfg, i, 0);
+			if (x->o.json) {
+				char extra[96];
+				snprintf(extra, sizeof(extra), "\"size\":%zu,\"inflight\":%d,\"runs\":%d",
+				         size, inflight, x->o.runs);
+				bench_emit_json("pair", x->var[i].name, extra, val[i], "ns");
+			}
+		}
+		int b = best_baseline(x, val);
+		double rm = val[im] / val[b], rk = val[ik] / val[b];
+		char tname[48];
+		snprintf(tname, sizeof(tname), "pair-%zu-%d", size, inflight);
+		const char *tm = target(x, "mcg", tname, rm, rm <= 1.0);
+		const char *tk = target(x, "mcg-kmalloc", tname, rk, rk <= 1.0);
+		if (!x->o.json) {
+			printf("%5zu %8d", size, inflight);
+			for (int i = 0; i < x->nvar; i++)
+				printf(" %11.2f", val[i]);
+			printf(" | %-9s %8.2f %12.2f %s/%s\n", x->var[b].name, rm, rk, tm, tk);
+		}
+	}
+	if (!x->o.json)
+		printf("target: mcg and mcg-kmalloc each <= the fastest baseline (ratio <= 1.00); "
+		       "PASS/MISS is mcg/mcg-kmalloc\n");
+	mat_free(&m);
+	return 0;
+}
+
+/* ---- free1m ---- */
+
+static size_t free1m_objs(const struct ctx *x)
+{
+	return x->o.smoke ? 10000 : MILLION;
+}
+
+static int free1m_args(const struct ctx *x, int cfg, char buf[][32], const char **a)
+{
+	snprintf(buf[0], 32, "%zu", free1m_sizes[cfg]);
+	snprintf(buf[1], 32, "%d", x->threads);
+	snprintf(buf[2], 32, "%zu", free1m_objs(x));
+	a[0] = buf[0];
+	a[1] = buf[1];
+	a[2] = buf[2];
+	return 3;
+}
+
+/* Mean and stddev of every thread's time over every run. */
+static void pooled(struct matrix *m, int cfg, int var, double *mean, double *sd)
+{
+	double all[MAX_VALS * 64];
+	int n = 0;
+	for (int r = 0; r < m->runs; r++) {
+		double *v = mat_at(m, cfg, var, r);
+		for (int i = 0; i < *mat_n(m, cfg, var, r) && n < MAX_VALS * 64; i++)
+			all[n++] = v[i];
+	}
+	*mean = bench_mean(all, n);
+	*sd = bench_stddev(all, n);
+}
+
+static int case_free1m(struct ctx *x)
+{
+	struct matrix m;
+	if (measure(x, "free1m", NFREE1M, x->threads, free1m_args, &m))
+		return -1;
+	int im = var_index(x, "mcg"), ik = var_index(x, "mcg-kmalloc");
+	if (!x->o.json) {
+		printf("\n== free1m: each of %d threads frees %zu objects, ms per thread "
+		       "(median of %d run%s of the mean; +- stddev over all threads and runs) ==\n",
+		       x->threads, free1m_objs(x), x->o.runs, x->o.runs > 1 ? "s" : "");
+		printf("%5s", "size");
+		print_variant_header(x, 13);
+		printf(" | %-9s %8s %12s %s\n", "best", "mcg/best", "kmalloc/best", "target");
+	}
+	for (int cfg = 0; cfg < NFREE1M; cfg++) {
+		size_t size = free1m_sizes[cfg];
+		double val[BENCH_MAX_VARIANTS], mean, sd;
+		if (!x->o.json)
+			printf("%5zu", size);
+		for (int i = 0; i < x->nvar; i++) {
+			val[i] = mat_median(&m, cfg, i, -1);
+			pooled(&m, cfg, i, &mean, &sd);
+			if (x->o.json) {
+				char extra[160];
+				snprintf(extra, sizeof(extra),
+				         "\"size\":%zu,\"threads\":%d,\"objects\":%zu,\"runs\":%d,"
+				         "\"stddev\":%.3f",
+				         size, x->threads, free1m_objs(x), x->o.runs, sd);
+				bench_emit_json("free1m", x->var[i].name, extra, val[i], "ms");
+			} else {
+				char cell[32];
+				snprintf(cell, sizeof(cell), "%.1f+-%.1f", val[i], sd);
+				printf(" %13s", cell);
+			}
+		}
+		int b = best_baseline(x, val);
+		double rm = val[im] / val[b], rk = val[ik] / val[b];
+		char tname[48];
+		snprintf(tname, sizeof(tname), "free1m-%zu", size);
+		const char *tm = target(x, "mcg", tname, rm, rm <= 1.0);
+		if (!x->o.json)
+			printf(" | %-9s %8.2f %12.2f %s\n", x->var[b].name, rm, rk, tm);
+	}
+	if (!x->o.json)
+		printf("target: mcg (the cache API, a live cache as in seed 000) <= the fastest "
+		       "baseline; kmalloc/best is for information\n");
+	mat_free(&m);
+	return 0;
+}
+
+/* ---- growshrink ---- */
+
+static int gs_args(const struct ctx *x, int cfg, char buf[][32], const char **a)
+{
+	snprintf(buf[0], 32, "%zu", gs_sizes[cfg]);
+	snprintf(buf[1], 32, "%zu", x->gs_objs[cfg]);
+	snprintf(buf[2], 32, "%d", x->o.smoke ? 20 : 0);
+	a[0] = buf[0];
+	a[1] = buf[1];
+	a[2] = buf[2];
+	return 3;
+}
+
+static int case_growshrink(struct ctx *x)
+{
+	/* One slab's worth of objects, as mcg lays the slab out; the same count for all. */
+	for (int cfg = 0; cfg < NGS; cfg++) {
+		mcg_cache_t *c = mcg_cache_create("bench-probe", gs_sizes[cfg], 0, 0, NULL);
+		mcg_cache_stats_t st;
+		if (!c || mcg_cache_stats(c, &st)) {
+			fprintf(stderr, "memcg bench: cannot create a %zu B cache\n", gs_sizes[cfg]);
+			return -1;
+		}
+		x->gs_objs[cfg] = st.objs_per_slab;
+		mcg_cache_destroy(c);
+	}
+	struct matrix m;
+	if (measure(x, "growshrink", NGS, 2, gs_args, &m))
+		return -1;
+	if (!x->o.json)
+		printf("\n== growshrink: allocate one mcg slab's worth of objects, free them, "
+		       "release; ns per cycle (median of %d run%s) ==\n",
+		       x->o.runs, x->o.runs > 1 ? "s" : "");
+	for (int cfg = 0; cfg < NGS; cfg++) {
+		size_t size = gs_sizes[cfg];
+		if (!x->o.json)
+			printf("size %zu B, %zu objects per cycle:\n  %-12s %12s %14s %12s  %s\n",
+			       size, x->gs_objs[cfg], "variant", "with release", "without", "overhead",
+			       "release call");
+		for (int i = 0; i < x->nvar; i++) {
+			double with = mat_median(&m, cfg, i, 0), without = mat_median(&m, cfg, i, 1);
+			double d[1024];
+			int n = 0;
+			for (int r = 0; r < m.runs && n < 1024; r++) {
+				double *v = mat_at(&m, cfg, i, r);
+				d[n++] = v[0] - v[1];
+			}
+			double over = bench_median(d, n);
+			const char *call = x->var[i].baseline ? baseline_release_name(x->var[i].name)
+			                                      : "mcg_cache_shrink()";
+			if (x->o.json) {
+				char extra[200];
+				snprintf(extra, sizeof(extra),
+				         "\"size\":%zu,\"objects\":%zu,\"runs\":%d,\"release\":\"%s\","
+				         "\"without_release\":%.1f,\"overhead\":%.1f",
+				         size, x->gs_objs[cfg], x->o.runs, call, without, over);
+				bench_emit_json("growshrink", x->var[i].name, extra, with, "ns");
+			} else {
+				printf("  %-12s %12.0f %14.0f %12.0f  %s\n", x->var[i].name, with,
+				       without, over, call);
+			}
+		}
+	}
+	if (!x->o.json)
+		printf("overhead = with - without: the cost of giving a slab back and growing "
+		       "a new one (no target in issue 2; for information)\n");
+	mat_free(&m);
+	return 0;
+}
+
+/* ---- rss ---- */
+
+static size_t rss_objs(const struct ctx *x)
+{
+	return x->o.smoke ? 20000 : MILLION;
+}
+
+static int rss_args(const struct ctx *x, int cfg, char buf[][32], const char **a)
+{
+	snprintf(buf[0], 32, "%zu", rss_objs(x));
+	a[0] = buf[0];
+	return 1;
+}
+
+static int case_rss(struct ctx *x)
+{
+	struct matrix m;
+	if (measure(x, "rss", 1, 3, rss_args, &m))
+		return -1;
+	double grow[BENCH_MAX_VARIANTS], live[BENCH_MAX_VARIANTS], left[BENCH_MAX_VARIANTS];
+	for (int i = 0; i < x->nvar; i++) {
+		double g[1024], l[1024];
+		int n = 0;
+		for (int r = 0; r < m.runs && n < 1024; r++, n++) {
+			double *v = mat_at(&m, 0, i, r);
+			g[n] = (v[1] - v[0]) / 1024.0;
+			l[n] = v[2] - v[0];
+		}
+		grow[i] = bench_median(g, n);
+		left[i] = bench_median(l, n);
+		live[i] = mat_median(&m, 0, i, 1) / 1024.0;
+	}
+	int b = best_baseline(x, grow);
+	int im = var_index(x, "mcg"), ik = var_index(x, "mcg-kmalloc");
+	if (!x->o.json) {
+		printf("\n== rss: %zu live 64 B objects (median of %d run%s) ==\n", rss_objs(x),
+		       x->o.runs, x->o.runs > 1 ? "s" : "");
+		printf("  %-12s %10s %12s %10s %16s  %s\n", "variant", "RSS MiB", "growth MiB",
+		       "vs leanest", "after free KiB", "release call");
+	}
+	for (int i = 0; i < x->nvar; i++) {
+		const char *call = x->var[i].baseline ? baseline_release_name(x->var[i].name)
+		                                      : "mcg_cache_shrink()";
+		if (x->o.json) {
+			char extra[200];
+			snprintf(extra, sizeof(extra),
+			         "\"size\":64,\"objects\":%zu,\"runs\":%d,\"metric\":\"%s\"", rss_objs(x),
+			         x->o.runs, "growth");
+			bench_emit_json("rss", x->var[i].name, extra, grow[i], "MiB");
+			snprintf(extra, sizeof(extra),
+			         "\"size\":64,\"objects\":%zu,\"runs\":%d,\"metric\":\"%s\"", rss_objs(x),
+			         x->o.runs, "rss");
+			bench_emit_json("rss", x->var[i].name, extra, live[i], "MiB");
+			snprintf(extra, sizeof(extra),
+			         "\"size\":64,\"objects\":%zu,\"runs\":%d,\"metric\":\"%s\","
+			         "\"release\":\"%s\"",
+			         rss_objs(x), x->o.runs, "after_release", call);
+			bench_emit_json("rss", x->var[i].name, extra, left[i], "KiB");
+		} else {
+			printf("  %-12s %10.1f %12.1f %10.2f %16.0f  %s\n", x->var[i].name, live[i],
+			       grow[i], grow[i] / grow[b], left[i], call);
+		}
+	}
+	double r = grow[im] / grow[b];
+	const char *t1 = target(x, "mcg", "rss-live", r, r <= 1.1);
+	const char *t2 = target(x, "mcg", "rss-after-shrink", left[im], left[im] <= 1024);
+	if (!x->o.json)
+		printf("growth = RSS with the objects live - RSS at the start; after free = RSS "
+		       "after free + release - RSS at the start\n"
+		       "target: mcg growth <= 1.1x the leanest baseline (%s): %.2fx %s; "
+		       "mcg back within 1024 KiB after free + shrink: %.0f KiB %s "
+		       "(mcg-kmalloc: %.2fx, %.0f KiB, for information)\n",
+		       x->var[b].name, r, t1, left[im], t2, grow[ik] / grow[b], left[ik]);
+	mat_free(&m);
+	return 0;
+}
+
+/* ================================================================ main */
 
 int bench_slab_main(int argc, char **argv)
 {
-	fprintf(stderr, "memcg bench slab: not built yet\n");
-	return 2;
+	if (argc >= 2 && !strcmp(argv[1], "--worker"))
+		return worker_main(argc - 2, argv + 2);
+	struct ctx *x = calloc(1, sizeof(*x));
+	if (!x)
+		return 1;
+	int rc = bench_parse_opts(argc, argv, &x->o);
+	if (rc) {
+		free(x);
+		return rc;
+	}
+	int cpus[CPU_SETSIZE];
+	x->threads = x->o.threads > 0 ? x->o.threads : allowed_cpus(cpus, CPU_SETSIZE);
+	if (x->threads < 1)
+		x->threads = 1;
+	if (x->threads > MAX_THREADS)
+		x->threads = MAX_THREADS;
+	const char *probe[] = {"bench", "slab", "--worker", "probe", NULL};
+	x->nvar = bench_variants_find(x->var, probe);
+	uint64_t t0 = bench_now_ns();
+	if (!x->o.json) {
+		printf("memcg bench slab%s: %d variants:", x->o.smoke ? " (smoke: figures mean "
+		                                                       "nothing)" : "",
+		       x->nvar);
+		for (int i = 0; i < x->nvar; i++)
+			printf(" %s", x->var[i].name);
+		printf("; each measurement in its own process, variants interleaved\n");
+	}
+	rc = case_pair(x) || case_free1m(x) || case_growshrink(x) || case_rss(x);
+	if (!rc && !x->o.json)
+		printf("\ntargets: %d met, %d missed (%.0f s)\n", x->met, x->missed,
+		       (double)(bench_now_ns() - t0) / 1e9);
+	free(x);
+	return rc ? 1 : 0;
 }

@@ -2,12 +2,14 @@
 /* bench/harness.c - shared benchmark plumbing (see harness.h). */
 #include "harness.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 int bench_parse_opts(int argc, char **argv, struct bench_opts *o)
 {
@@ -39,6 +41,24 @@ uint64_t bench_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+long bench_rss_kib(void)
+{
+	/* open/read, not stdio: no malloc in the allocator being measured. */
+	char buf[128];
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	long size, resident;
+	if (sscanf(buf, "%ld %ld", &size, &resident) != 2)
+		return -1;
+	return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -25,6 +25,9 @@ int bench_parse_opts(int argc, char **argv, struct bench_opts *o);
 /** bench_now_ns - CLOCK_MONOTONIC in ns. */
 uint64_t bench_now_ns(void);
 
+/** bench_rss_kib - this process's resident set (from /proc/self/statm) in KiB, or -1. */
+long bench_rss_kib(void);
+
 /** bench_median / bench_mean / bench_stddev - of @n values (bench_median sorts @v). */
 double bench_median(double *v, int n);
 double bench_mean(const double *v, int n);

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/baseline.c - variants under test, and one worker child per
+ * measurement (see baseline.h).
+ *
+ * The parent is single-threaded while it spawns workers; each worker is a
+ * fresh exec of /proc/self/exe, so nothing of the parent's heap or of a
+ * previous measurement is shared.
+ */
+#include "baseline.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BENCH_SANITIZED 1
+#else
+#define BENCH_SANITIZED 0
+#endif
+/** The sanitizer runtime owns malloc: no preloaded baseline can run. */
+static const bool bench_sanitized = BENCH_SANITIZED;
+
+/* A preloadable baseline: its name, library file names, a substring of its path. */
+static const struct {
+	const char *name;
+	const char *files[3];
+	const char *tag;
+} preloadable[] = {
+	{"jemalloc", {"libjemalloc.so.2", "libjemalloc.so", NULL}, "jemalloc"},
+	{"mimalloc", {"libmimalloc.so.2", "libmimalloc.so", NULL}, "mimalloc"},
+	{"tcmalloc", {"libtcmalloc_minimal.so.4", "libtcmalloc_minimal.so", NULL}, "tcmalloc"},
+};
+
+static const char *const lib_dirs[] = {
+	"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
+	"/usr/lib",                  "/usr/local/lib",
+};
+
+static char lib_paths[sizeof(preloadable) / sizeof(preloadable[0])][256];
+
+/* Find the first existing library file of preloadable[i]; NULL if none. */
+static const char *find_lib(size_t i)
+{
+	for (size_t d = 0; d < sizeof(lib_dirs) / sizeof(lib_dirs[0]); d++) {
+		for (size_t f = 0; f < 3 && preloadable[i].files[f]; f++) {
+			snprintf(lib_paths[i], sizeof(lib_paths[i]), "%s/%s", lib_dirs[d],
+			         preloadable[i].files[f]);
+			if (access(lib_paths[i], R_OK) == 0)
+				return lib_paths[i];
+		}
+	}
+	return NULL;
+}
+
+int bench_variants_find(struct bench_variant *out, const char *const *probe_argv)
+{
+	int n = 0;
+	out[n++] = (struct bench_variant){"mcg", BENCH_MCG_CACHE, NULL, false};
+	out[n++] = (struct bench_variant){"mcg-kmalloc", BENCH_MCG_KMALLOC, NULL, false};
+	out[n++] = (struct bench_variant){"glibc", BENCH_LIBC, NULL, true};
+	if (bench_sanitized) {
+		fprintf(stderr, "memcg bench: sanitizer build: jemalloc, mimalloc and tcmalloc "
+		                "skipped, and 'glibc' is the sanitizer's malloc\n");
+		return n;
+	}
+	for (size_t i = 0; i < sizeof(preloadable) / sizeof(preloadable[0]); i++) {
+		const char *path = find_lib(i);
+		if (!path) {
+			fprintf(stderr, "memcg bench: %s not installed (no %s): skipped\n",
+			        preloadable[i].name, preloadable[i].files[0]);
+			continue;
+		}
+		struct bench_variant v = {preloadable[i].name, BENCH_LIBC, path, true};
+		const char *argv[16];
+		int k = 0;
+		while (probe_argv[k] && k < 14) {
+			argv[k] = probe_argv[k];
+			k++;
+		}
+		argv[k++] = v.name;
+		argv[k] = NULL;
+		double dummy[1];
+		if (bench_worker_run(&v, argv, dummy, 1) != 1) {
+			fprintf(stderr, "memcg bench: %s (%s) does not run preloaded: skipped\n",
+			        v.name, path);
+			continue;
+		}
+		out[n++] = v;
+	}
+	return n;
+}
+
+/* environ without LD_PRELOAD, plus LD_PRELOAD=@preload if not NULL.  Free with free(). */
+static char **worker_env(const char *preload, char *buf, size_t buflen)
+{
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **env = calloc(n + 2, sizeof(char *));
+	if (!env)
+		return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11))
+			env[k++] = environ[i];
+	if (preload) {
+		snprintf(buf, buflen, "LD_PRELOAD=%s", preload);
+		env[k++] = buf;
+	}
+	env[k] = NULL;
+	return env;
+}
+
+int bench_worker_run(const struct bench_variant *v, const char *const *argv, double *vals,
+                     int max)
+{
+	const char *args[32];
+	int na = 0;
+	args[na++] = "memcg";
+	for (int i = 0; argv[i] && na < 31; i++)
+		args[na++] = argv[i];
+	args[na] = NULL;
+
+	char preload_var[300];
+	char **env = worker_env(v->preload, preload_var, sizeof(preload_var));
+	int fds[2];
+	if (!env || pipe(fds)) {
+		free(env);
+		perror("memcg bench: worker");
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("memcg bench: fork");
+		close(fds[0]);
+		close(fds[1]);
+		free(env);
+		return -1;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		if (dup2(fds[1], STDOUT_FILENO) < 0)
+			_exit(127);
+		close(fds[1]);
+		execve("/proc/self/exe", (char *const *)args, env);
+		_exit(127);
+	}
+	close(fds[1]);
+	free(env);
+
+	/* Read everything the child prints (a few numbers). */
+	char out[4096];
+	size_t len = 0;
+	for (;;) {
+		ssize_t r = read(fds[0], out + len, sizeof(out) - 1 - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		if (len == sizeof(out) - 1)
+			break;
+	}
+	out[len] = '\0';
+	close(fds[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "memcg bench: worker '%s %s' (%s) failed: %s %d\n", argv[3],
+		        argv[4], v->name, WIFEXITED(status) ? "exit" : "signal",
+		        WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		return -1;
+	}
+	int n = 0;
+	char *p = out, *end;
+	for (;;) {
+		double d = strtod(p, &end);
+		if (end == p)
+			break;
+		if (n < max)
+			vals[n] = d;
+		n++;
+		p = end;
+	}
+	while (*p == ' ' || *p == '\n' || *p == '\t')
+		p++;
+	if (*p) {
+		fprintf(stderr, "memcg bench: worker (%s) printed garbage: '%.40s'\n", v->name, p);
+		return -1;
+	}
+	return n;
+}
+
+/* The substring malloc's library path must contain for baseline @name. */
+static const char *tag_of(const char *name)
+{
+	if (!strcmp(name, "glibc"))
+		return "libc.so";
+	for (size_t i = 0; i < sizeof(preloadable) / sizeof(preloadable[0]); i++)
+		if (!strcmp(name, preloadable[i].name))
+			return preloadable[i].tag;
+	return NULL;
+}
+
+int baseline_check_self(const char *name)
+{
+	const char *tag = tag_of(name);
+	if (!tag || bench_sanitized)
+		return 0;
+	void *fn = dlsym(RTLD_DEFAULT, "malloc");
+	Dl_info info;
+	if (!fn || !dladdr(fn, &info) || !info.dli_fname) {
+		fprintf(stderr, "memcg bench: cannot tell where malloc comes from\n");
+		return -1;
+	}
+	if (!strstr(info.dli_fname, tag)) {
+		fprintf(stderr, "memcg bench: variant %s, but malloc comes from %s\n", name,
+		        info.dli_fname);
+		return -1;
+	}
+	return 0;
+}
+
+/* Release calls by allocator. */
+static const struct {
+	const char *name, *call;
+} release_calls[] = {
+	{"glibc", "malloc_trim(0)"},
+	{"jemalloc", "mallctl(arena.all.purge)"},
+	{"mimalloc", "mi_collect(true)"},
+	{"tcmalloc", "MallocExtension_ReleaseFreeMemory()"},
+};
+
+const char *baseline_release_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(release_calls) / sizeof(release_calls[0]); i++)
+		if (!strcmp(name, release_calls[i].name))
+			return release_calls[i].call;
+	return "none";
+}
+
+const char *baseline_release(const char *name)
+{
+	if (!strcmp(name, "glibc")) {
+		malloc_trim(0);
+	} else if (!strcmp(name, "jemalloc")) {
+		int (*ctl)(const char *, void *, size_t *, void *, size_t);
+		*(void **)&ctl = dlsym(RTLD_DEFAULT, "mallctl");
+		if (!ctl)
+			return "none";
+		ctl("thread.tcache.flush", NULL, NULL, NULL, 0);
+		ctl("arena.4096.purge", NULL, NULL, NULL, 0); /* 4096: MALLCTL_ARENAS_ALL */
+	} else if (!strcmp(name, "mimalloc")) {
+		void (*collect)(bool);
+		*(void **)&collect = dlsym(RTLD_DEFAULT, "mi_collect");
+		if (!collect)
+			return "none";
+		collect(true);
+	} else if (!strcmp(name, "tcmalloc")) {
+		void (*release)(void);
+		*(void **)&release = dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory");
+		if (!release)
+			return "none";
+		release();
+	}
+	return baseline_release_name(name);
+}
