@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* base/pcpu_word.c - the locked path of per-CPU words (see pcpu_word.h). */
+#include "base/pcpu_word.h"
+
+static struct mcg_pcpu_word *word_lock_mine(struct mcg_pcpu_word *base)
+{
+	struct mcg_pcpu_word *w = mcg_pcpu_word_of(base, mcg_percpu_cpu());
+	mcg_lock(&w->lock);
+	return w;
+}
+
+int mcg_locked_word_consume(struct mcg_pcpu_word *base, uint64_t key, uint64_t n)
+{
+	struct mcg_pcpu_word *w = word_lock_mine(base);
+	int r = MCG_PCPU_FAIL;
+	uint64_t v = MCG_READ_ONCE(w->word);
+	if (!w->stopped && mcg_pcpu_word_key(v) == key && mcg_pcpu_word_count(v) >= n) {
+		MCG_WRITE_ONCE(w->word, v - (n << MCG_PCPU_WORD_KEY_BITS));
+		r = MCG_PCPU_OK;
+	}
+	mcg_unlock(&w->lock);
+	return r;
+}
+
+int mcg_locked_word_refill(struct mcg_pcpu_word *base, uint64_t key, uint64_t n, uint64_t limit)
+{
+	struct mcg_pcpu_word *w = word_lock_mine(base);
+	int r = MCG_PCPU_FAIL;
+	uint64_t v = MCG_READ_ONCE(w->word);
+	if (!w->stopped && mcg_pcpu_word_key(v) == key && mcg_pcpu_word_count(v) + n <= limit) {
+		MCG_WRITE_ONCE(w->word, v + (n << MCG_PCPU_WORD_KEY_BITS));
+		r = MCG_PCPU_OK;
+	}
+	mcg_unlock(&w->lock);
+	return r;
+}
+
+int mcg_locked_word_exchange(struct mcg_pcpu_word *base, uint64_t nw, uint64_t *old)
+{
+	struct mcg_pcpu_word *w = word_lock_mine(base);
+	int r = MCG_PCPU_FAIL;
+	if (!w->stopped) {
+		*old = MCG_READ_ONCE(w->word);
+		MCG_WRITE_ONCE(w->word, nw);
+		r = MCG_PCPU_OK;
+	}
+	mcg_unlock(&w->lock);
+	return r;
+}
+
+void mcg_pcpu_word_init(struct mcg_pcpu_word *base, unsigned ncpu, int lock_rank)
+{
+	for (unsigned c = 0; c < ncpu; c++) {
+		struct mcg_pcpu_word *w = mcg_pcpu_word_of(base, c);
+		w->word = 0;
+		w->stopped = 0;
+		mcg_lock_init(&w->lock, lock_rank);
+	}
+}

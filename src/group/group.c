@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * group/group.c - the group tree: create, remove, lookup by path, iteration
+ * over children, references, and the thread's current group.
+ *
+ * Lock: mcg_group_tree_lock (MCG_RANK_GROUP_TREE) for the tree's shape; see
+ * group.h for what it protects and for the lifetime rules.  The last put
+ * takes the tree lock to unlink the group, so no one puts a reference while
+ * holding it.
+ */
+#include "group/group.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "base/fault.h"
+#include "base/log.h"
+#include "base/pcpu_word.h"
+#include "memcg/kmalloc.h"
+
+mcg_lock_t mcg_group_tree_lock;
+
+static struct mcg_group root_group;
+static pthread_once_t group_once = PTHREAD_ONCE_INIT;
+static unsigned long next_id = 1; /* tree lock */
+static __thread mcg_group_t *current_group;
+
+static void group_init_once(void)
+{
+	mcg_percpu_init();
+	mcg_lock_init(&mcg_group_tree_lock, MCG_RANK_GROUP_TREE);
+	struct mcg_group *r = &root_group;
+	mcg_page_counter_init(&r->memory, NULL);
+	r->pcpu_stat = mcg_group_stat_alloc();
+	if (!r->pcpu_stat)
+		mcg_die("no memory for the root group's statistics");
+	r->refcnt = 1; /* never dropped */
+	r->online = 1;
+	mcg_list_init(&r->children);
+	mcg_list_init(&r->sibling);
+	mcg_stock_init();
+}
+
+void mcg_group_init(void)
+{
+	pthread_once(&group_once, group_init_once);
+}
+
+mcg_public mcg_group_t *mcg_group_root(void)
+{
+	mcg_group_init();
+	return &root_group;
+}
+
+/* ------------------------------------------------------------ references */
+
+mcg_public void mcg_group_get(mcg_group_t *g)
+{
+	long old = __atomic_fetch_add(&g->refcnt, 1, __ATOMIC_RELAXED);
+	MCG_BUG_ON(old <= 0);
+}
+
+bool mcg_group_tryget(mcg_group_t *g)
+{
+	long old = __atomic_load_n(&g->refcnt, __ATOMIC_RELAXED);
+	do {
+		if (old <= 0)
+			return false;
+	} while (!__atomic_compare_exchange_n(&g->refcnt, &old, old + 1, true, __ATOMIC_ACQUIRE,
+	                                      __ATOMIC_RELAXED));
+	return true;
+}
+
+/* The last reference went: unlink, fold statistics into the parent, free. */
+static void group_release(struct mcg_group *g)
+{
+	long usage = mcg_page_counter_read(&g->memory);
+	if (usage)
+		mcg_log("group '%s' freed with %ld pages still charged (leaked to its ancestors)",
+		        g->name, usage);
+	mcg_lock(&mcg_group_tree_lock);
+	mcg_list_del(&g->sibling);
+	mcg_group_stat_fold_locked(g);
+	for (struct mcg_group *a = g->parent; a; a = a->parent)
+		a->nr_dying_descendants--;
+	mcg_unlock(&mcg_group_tree_lock);
+	mcg_group_stat_free(g->pcpu_stat);
+	mcg_free(g);
+}
+
+mcg_public void mcg_group_put(mcg_group_t *g)
+{
+	while (g && g != &root_group) {
+		long now = __atomic_sub_fetch(&g->refcnt, 1, __ATOMIC_ACQ_REL);
+		MCG_BUG_ON(now < 0);
+		if (now)
+			return;
+		struct mcg_group *parent = g->parent;
+		group_release(g);
+		g = parent; /* drop the child's reference to its parent */
+	}
+}
+
+/* ------------------------------------------------------------ the tree */
+
+static bool name_valid(const char *name)
+{
+	size_t n = name ? strnlen(name, MCG_GROUP_NAME_MAX + 1) : 0;
+	if (n == 0 || n > MCG_GROUP_NAME_MAX)
+		return false;
+	if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+			return false; /* no control characters (newlines would break files) */
+	return true;
+}
+
+/* The online child of @parent called @name, with @len bytes (tree lock held). */
+static struct mcg_group *child_find_locked(struct mcg_group *parent, const char *name, size_t len)
+{
+	mcg_list_for_each(pos, &parent->children) {
+		struct mcg_group *c = mcg_list_entry(pos, struct mcg_group, sibling);
+		if (c->online && strlen(c->name) == len && !memcmp(c->name, name, len))
+			return c;
+	}
+	return NULL;
+}
+
+mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group_t **out)
+{
+	if (!out || !name_valid(name))
+		return -EINVAL;
+	mcg_group_init();
+	if (!parent)
+		parent = &root_group;
+	if (mcg_fault_should_fail())
+		return -ENOMEM;
+	struct mcg_group *g = mcg_aligned_alloc(MCG_CACHELINE, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	memset(g, 0, sizeof(*g));
+	g->pcpu_stat = mcg_group_stat_alloc();
+	if (!g->pcpu_stat) {
+		mcg_free(g);
+		return -ENOMEM;
+	}
+	/* The stock packs a group's address in 48 bits (base/pcpu_word.h). */
+	MCG_BUG_ON((uintptr_t)g >> MCG_PCPU_WORD_KEY_BITS);
+	strcpy(g->name, name);
+	mcg_page_counter_init(&g->memory, &parent->memory);
+	mcg_list_init(&g->children);
+	g->parent = parent;
+	g->depth = parent->depth + 1;
+	g->online = 1;
+	g->refcnt = 2; /* the tree's and the caller's */
+
+	mcg_lock(&mcg_group_tree_lock);
+	int err = 0;
+	if (!parent->online)
+		err = -ENOENT;
+	else if (child_find_locked(parent, name, strlen(name)))
+		err = -EEXIST;
+	if (!err) {
+		mcg_group_get(parent);
+		g->id = next_id++;
+		mcg_list_add_tail(&g->sibling, &parent->children);
+		for (struct mcg_group *a = parent; a; a = a->parent)
+			a->nr_descendants++;
+	}
+	mcg_unlock(&mcg_group_tree_lock);
+	if (err) {
+		mcg_group_stat_free(g->pcpu_stat);
+		mcg_free(g);
+		return err;
+	}
+	*out = g;
+	return 0;
+}
+
+mcg_public int mcg_group_remove(mcg_group_t *g)
+{
+	if (!g || g == &root_group)
+		return -EINVAL;
+	mcg_lock(&mcg_group_tree_lock);
+	int err = 0;
+	if (!g->online) {
+		err = -ENOENT;
+	} else {
+		mcg_list_for_each(pos, &g->children) {
+			if (mcg_list_entry(pos, struct mcg_group, sibling)->online) {
+				err = -EBUSY;
+				break;
+			}
+		}
+	}
+	if (!err) {
+		__atomic_store_n(&g->online, 0, __ATOMIC_SEQ_CST);
+		for (struct mcg_group *a = g->parent; a; a = a->parent) {
+			a->nr_descendants--;
+			a->nr_dying_descendants++;
+		}
+	}
+	mcg_unlock(&mcg_group_tree_lock);
+	if (err)
+		return err;
+	/* A stock caching a dying group would keep it (and its parent) alive. */
+	mcg_stock_drain_group(g);
+	mcg_group_put(g); /* the tree's reference */
+	return 0;
+}
+
+mcg_public int mcg_group_lookup(mcg_group_t *base, const char *path, mcg_group_t **out)
+{
+	if (!path || !out)
+		return -EINVAL;
+	mcg_group_init();
+	if (!base)
+		base = &root_group;
+	if (*path == '/')
+		path++;
+	int err = 0;
+	mcg_lock(&mcg_group_tree_lock);
+	struct mcg_group *g = base;
+	if (!g->online)
+		err = -ENOENT;
+	while (!err && *path) {
+		const char *slash = strchr(path, '/');
+		size_t len = slash ? (size_t)(slash - path) : strlen(path);
+		if (len == 0 || len > MCG_GROUP_NAME_MAX) {
+			err = -EINVAL;
+			break;
+		}
+		g = child_find_locked(g, path, len);
+		if (!g) {
+			err = -ENOENT;
+			break;
+		}
+		path += len;
+		if (*path == '/')
+			path++; /* a trailing '/' is fine */
+	}
+	if (!err && !mcg_group_tryget(g))
+		err = -ENOENT;
+	mcg_unlock(&mcg_group_tree_lock);
+	if (!err)
+		*out = g;
+	return err;
+}
+
+mcg_public mcg_group_t *mcg_group_next_child(mcg_group_t *parent, mcg_group_t *pos)
+{
+	if (!parent)
+		return NULL;
+	struct mcg_group *next = NULL;
+	mcg_lock(&mcg_group_tree_lock);
+	/* @pos is referenced, so it is still on the list even if removed. */
+	struct mcg_list *it = pos ? pos->sibling.next : parent->children.next;
+	for (; it != &parent->children; it = it->next) {
+		struct mcg_group *c = mcg_list_entry(it, struct mcg_group, sibling);
+		if (c->online && mcg_group_tryget(c)) {
+			next = c;
+			break;
+		}
+	}
+	mcg_unlock(&mcg_group_tree_lock);
+	mcg_group_put(pos);
+	return next;
+}
+
+mcg_public const char *mcg_group_name(const mcg_group_t *g)
+{
+	return g ? g->name : "";
+}
+
+mcg_public mcg_group_t *mcg_group_parent(const mcg_group_t *g)
+{
+	return g ? g->parent : NULL;
+}
+
+mcg_public int mcg_group_is_online(const mcg_group_t *g)
+{
+	return g && __atomic_load_n(&g->online, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------ thread context */
+
+mcg_public mcg_group_t *mcg_group_enter(mcg_group_t *g)
+{
+	mcg_group_t *prev = current_group;
+	current_group = g;
+	return prev;
+}
+
+mcg_public void mcg_group_leave(mcg_group_t *prev)
+{
+	current_group = prev;
+}
+
+mcg_public mcg_group_t *mcg_group_current(void)
+{
+	mcg_group_t *g = current_group;
+	return g ? g : mcg_group_root();
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * group/group.h - the memory group object, shared by the files of group/.
+ *
+ *   group.c  - the tree: create, remove, lookup, iteration, references,
+ *              thread context
+ *   stock.c  - the per-CPU charge stock; mcg_charge / mcg_uncharge
+ *   stat.c   - per-CPU statistics flushed on read; memory events
+ *   text.c   - the cgroup v2 files
+ *
+ * Lifetime: `refcnt` counts the tree's reference (while online), the
+ * caller's references, each child's reference to its parent, and each CPU
+ * stock caching the group.  At zero the group is unlinked from its parent's
+ * `children` list (under the tree lock), its statistics are folded into the
+ * parent, and it is freed.  Removed ("dying") groups stay on the list until
+ * then, marked offline; lookups and iteration skip them.
+ *
+ * Lock: the tree lock (MCG_RANK_GROUP_TREE) protects every `children` and
+ * `sibling` list, `online`, the names, nr_descendants/nr_dying_descendants
+ * and stat_dead.  The counters, events and per-CPU stats are lockless.
+ */
+#ifndef MCG_GROUP_GROUP_H
+#define MCG_GROUP_GROUP_H
+
+#include "base/list.h"
+#include "base/lock.h"
+#include "group/page_counter.h"
+#include "memcg/group.h"
+
+/* memory.events, in the kernel's order. */
+enum mcg_group_event {
+	MCG_EVENT_LOW,
+	MCG_EVENT_HIGH,
+	MCG_EVENT_MAX,
+	MCG_EVENT_OOM,
+	MCG_EVENT_OOM_KILL,
+	MCG_EVENT_OOM_GROUP_KILL,
+	MCG_NR_EVENTS
+};
+
+/* memory.stat items: per-CPU counters, summed over the subtree on read. */
+enum mcg_group_stat {
+	MCG_STAT_ANON,          /* pages charged by mcg_charge() (printed in bytes) */
+	MCG_STAT_CHARGE_FORCED, /* charges forced over max (MCG_CHARGE_FORCE) */
+	MCG_NR_STATS            /* at most MCG_PCPU_STRIDE / 8 */
+};
+
+struct mcg_group {
+	struct mcg_page_counter memory; /* memory.current/min/low/high/max/peak */
+	void *pcpu_stat;         /* per-CPU blocks of MCG_NR_STATS int64 (base/pcpu_word.h) */
+	struct mcg_group *parent;
+	long refcnt;             /* atomic */
+	int online;              /* 1 until removed (written under the tree lock) */
+	unsigned long id;        /* unique, never reused; root 0 */
+	unsigned depth;          /* root 0 */
+	long events[MCG_NR_EVENTS];       /* hierarchical (atomic) */
+	long events_local[MCG_NR_EVENTS]; /* this group only (atomic) */
+	long nr_descendants;       /* online descendants (tree lock) */
+	long nr_dying_descendants; /* removed, still referenced (tree lock) */
+	int64_t stat_dead[MCG_NR_STATS]; /* stats of freed descendants (tree lock) */
+	struct mcg_list children;  /* children, oldest first, dying ones too */
+	struct mcg_list sibling;   /* in parent->children */
+	char name[MCG_GROUP_NAME_MAX + 1];
+};
+
+/** The tree lock (group.c). */
+extern mcg_lock_t mcg_group_tree_lock;
+
+/** mcg_group_init - set up the root and the stocks once (idempotent). */
+void mcg_group_init(void);
+
+/** mcg_group_tryget - take a reference unless the count already reached 0. */
+bool mcg_group_tryget(mcg_group_t *g);
+
+/** mcg_group_of_counter - the group whose `memory` counter is @c. */
+static inline mcg_group_t *mcg_group_of_counter(struct mcg_page_counter *c)
+{
+	return mcg_container_of(c, struct mcg_group, memory);
+}
+
+/* ---- stat.c ---- */
+
+/** mcg_group_stat_alloc - per-CPU stat blocks for a new group (zeroed), or NULL. */
+void *mcg_group_stat_alloc(void);
+/** mcg_group_stat_free - free what mcg_group_stat_alloc() returned. */
+void mcg_group_stat_free(void *pcpu_stat);
+
+/** mcg_group_stat_mod - add @delta to stat @item of @g on this CPU (lockless). */
+void mcg_group_stat_mod(mcg_group_t *g, enum mcg_group_stat item, int64_t delta);
+
+/** mcg_group_stat_local - @g's own value of @item (all CPUs; racy while running). */
+int64_t mcg_group_stat_local(const mcg_group_t *g, enum mcg_group_stat item);
+
+/**
+ * mcg_group_stat_flush - @g's hierarchical values of every item (own, live
+ * and dying descendants, freed descendants) into @out[MCG_NR_STATS].
+ * Takes the tree lock.
+ */
+void mcg_group_stat_flush(mcg_group_t *g, int64_t *out);
+
+/** mcg_group_stat_fold_locked - add @g's totals to its parent's stat_dead (tree lock held). */
+void mcg_group_stat_fold_locked(mcg_group_t *g);
+
+/** mcg_group_event - count @ev on @g (.local) and on @g and every ancestor. */
+void mcg_group_event(mcg_group_t *g, enum mcg_group_event ev);
+
+/** mcg_group_event_read - @g's hierarchical (@local false) or local count of @ev. */
+long mcg_group_event_read(const mcg_group_t *g, enum mcg_group_event ev, bool local);
+
+/** mcg_group_event_name - "low", "high", "max", "oom", "oom_kill", "oom_group_kill". */
+const char *mcg_group_event_name(enum mcg_group_event ev);
+
+/** mcg_group_stat_name - the memory.stat key of @item; *@bytes: printed in bytes. */
+const char *mcg_group_stat_name(enum mcg_group_stat item, bool *bytes);
+
+/* ---- stock.c ---- */
+
+/** mcg_stock_init - allocate the per-CPU stocks (once, from mcg_group_init()). */
+void mcg_stock_init(void);
+
+/** mcg_stock_drain_group - drain the stocks that hold @g (all of them, at once). */
+void mcg_stock_drain_group(mcg_group_t *g);
+
+/**
+ * mcg_stock_cached - pages the stocks hold for @g right now (racy snapshot,
+ * for tests and the benchmark's drift figure).
+ */
+long mcg_stock_cached(const mcg_group_t *g);
+
+/** mcg_group_charge_nostock - mcg_charge() without the stock: the counters only (benchmarks). */
+int mcg_group_charge_nostock(mcg_group_t *g, unsigned long nr_pages, unsigned flags);
+/** mcg_group_uncharge_nostock - pair of mcg_group_charge_nostock(). */
+void mcg_group_uncharge_nostock(mcg_group_t *g, unsigned long nr_pages);
+
+/** mcg_group_reclaim_hook_call - call the reclaim hook on @over (0 when none). */
+unsigned long mcg_group_reclaim_hook_call(mcg_group_t *over, unsigned long nr_pages);
+
+#endif /* MCG_GROUP_GROUP_H */

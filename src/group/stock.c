@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * group/stock.c - the per-CPU charge stock, and mcg_charge / mcg_uncharge.
+ *
+ * Fast path first: a charge of n pages consumes n pages this CPU's stock
+ * holds for the same group (one rseq critical section, no shared cache
+ * line); an uncharge puts them back.  Only when the stock holds another
+ * group, too little, or would overflow, does the slow path touch the page
+ * counters: it charges a batch of MCG_GROUP_STOCK_PAGES (the kernel's
+ * MEMCG_CHARGE_BATCH) and stocks the rest, or returns a full stock.
+ *
+ * Each CPU's stock is one 64-bit word: the cached group's address (48 bits)
+ * and its page count (16 bits), operated on by base/pcpu_word.h.  A word
+ * that names a group holds a reference to it.  Whoever exchanges a word out
+ * owns its pages and its reference, and returns both (drain_word()).
+ *
+ * Invariant: for every group, usage = pages in use + pages in stocks; the
+ * stocks hold at most MCG_GROUP_STOCK_PAGES per CPU, so counters run ahead
+ * of use by at most MCG_GROUP_STOCK_PAGES x CPUs, and are exact after
+ * mcg_group_drain_stocks().
+ *
+ * Remote drain (base/percpu.h): lock every CPU's stock (MCG_RANK_LEAF, in
+ * CPU order), stop it, one fence, then take each word, start and unlock the
+ * CPU, and return the word's pages with no lock held.
+ *
+ * A removed group is drained from every stock (mcg_stock_drain_group()) and
+ * never stocked again: a refill that raced with the removal sees `online`
+ * cleared after installing its word and drains its own CPU.
+ */
+#include <errno.h>
+
+#include "base/log.h"
+#include "base/pcpu_word.h"
+#include "group/group.h"
+#include "os/os.h"
+
+#define STOCK_PAGES MCG_GROUP_STOCK_PAGES
+#define CHARGE_MAX (1ul << 40) /* pages: larger charges are rejected */
+#define RECLAIM_RETRIES 16     /* attempts after reclaim made progress */
+
+static struct mcg_pcpu_word *stocks;
+static unsigned nr_stocks;
+
+static struct {
+	mcg_group_reclaim_fn reclaim;
+	void *reclaim_arg;
+	mcg_group_high_fn high;
+	void *high_arg;
+} hooks;
+
+void mcg_stock_init(void)
+{
+	nr_stocks = mcg_os_nr_cpus();
+	stocks = mcg_os_map(MCG_ALIGN_UP((size_t)nr_stocks << MCG_PCPU_SHIFT, 4096), 4096);
+	if (!stocks)
+		mcg_die("no memory for the charge stocks");
+	mcg_pcpu_word_init(stocks, nr_stocks, MCG_RANK_LEAF);
+}
+
+static inline uint64_t key_of(const mcg_group_t *g)
+{
+	return (uint64_t)(uintptr_t)g;
+}
+
+/* Return the pages and the reference a word held (no lock held). */
+static void drain_word(uint64_t w)
+{
+	mcg_group_t *g = (mcg_group_t *)(uintptr_t)mcg_pcpu_word_key(w);
+	if (!g)
+		return;
+	uint32_t n = mcg_pcpu_word_count(w);
+	if (n)
+		mcg_page_counter_uncharge(&g->memory, n);
+	mcg_group_put(g);
+}
+
+/* Install (g, n pages already charged) in this CPU's stock, or uncharge them. */
+static void stock_install(mcg_group_t *g, uint32_t n)
+{
+	uint64_t old;
+	if (!__atomic_load_n(&g->online, __ATOMIC_ACQUIRE))
+		goto direct;
+	mcg_group_get(g);
+	if (mcg_pcpu_word_exchange(stocks, mcg_pcpu_word_pack(key_of(g), n), &old) != MCG_PCPU_OK) {
+		mcg_group_put(g);
+		goto direct;
+	}
+	drain_word(old);
+	/* Raced with mcg_group_remove()?  Then take our word back out. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (unlikely(!__atomic_load_n(&g->online, __ATOMIC_RELAXED)) &&
+	    mcg_pcpu_word_exchange(stocks, 0, &old) == MCG_PCPU_OK)
+		drain_word(old);
+	return;
+direct:
+	if (n)
+		mcg_page_counter_uncharge(&g->memory, n);
+}
+
+/* Give @n pages charged to @g back: into the stock if it caches @g, else install. */
+static void stock_refill(mcg_group_t *g, uint32_t n)
+{
+	if (mcg_pcpu_word_refill(stocks, key_of(g), n, STOCK_PAGES) == MCG_PCPU_OK)
+		return;
+	/* Another group, or full: start afresh with this group's pages. */
+	stock_install(g, n);
+}
+
+static void drain_all(mcg_group_t *only)
+{
+	mcg_group_init();
+	unsigned n = nr_stocks;
+	for (unsigned c = 0; c < n; c++) {
+		struct mcg_pcpu_word *w = mcg_pcpu_word_of(stocks, c);
+		mcg_lock(&w->lock);
+		mcg_pcpu_word_stop(w);
+	}
+	mcg_percpu_fence();
+	for (unsigned c = 0; c < n; c++) {
+		struct mcg_pcpu_word *w = mcg_pcpu_word_of(stocks, c);
+		uint64_t old = MCG_READ_ONCE(w->word);
+		bool take = !only || mcg_pcpu_word_key(old) == key_of(only);
+		if (take)
+			MCG_WRITE_ONCE(w->word, 0);
+		mcg_pcpu_word_start(w);
+		mcg_unlock(&w->lock);
+		if (take)
+			drain_word(old);
+	}
+}
+
+mcg_public void mcg_group_drain_stocks(void)
+{
+	drain_all(NULL);
+}
+
+void mcg_stock_drain_group(mcg_group_t *g)
+{
+	drain_all(g);
+}
+
+long mcg_stock_cached(const mcg_group_t *g)
+{
+	long sum = 0;
+	for (unsigned c = 0; c < nr_stocks; c++) {
+		uint64_t w = __atomic_load_n(&mcg_pcpu_word_of(stocks, c)->word, __ATOMIC_RELAXED);
+		if (mcg_pcpu_word_key(w) == key_of(g))
+			sum += mcg_pcpu_word_count(w);
+	}
+	return sum;
+}
+
+/* ------------------------------------------------------------ hooks */
+
+mcg_public void mcg_group_set_reclaim_hook(mcg_group_reclaim_fn fn, void *arg)
+{
+	__atomic_store_n(&hooks.reclaim_arg, arg, __ATOMIC_RELAXED);
+	__atomic_store_n(&hooks.reclaim, fn, __ATOMIC_RELEASE);
+}
+
+mcg_public void mcg_group_set_high_hook(mcg_group_high_fn fn, void *arg)
+{
+	__atomic_store_n(&hooks.high_arg, arg, __ATOMIC_RELAXED);
+	__atomic_store_n(&hooks.high, fn, __ATOMIC_RELEASE);
+}
+
+unsigned long mcg_group_reclaim_hook_call(mcg_group_t *over, unsigned long nr_pages)
+{
+	mcg_group_reclaim_fn fn = __atomic_load_n(&hooks.reclaim, __ATOMIC_ACQUIRE);
+	if (!fn)
+		return 0;
+	return fn(over, nr_pages, __atomic_load_n(&hooks.reclaim_arg, __ATOMIC_RELAXED));
+}
+
+/* After a charge reached the counters: count "high" where usage is above high. */
+static void check_high(mcg_group_t *g, unsigned long nr_pages)
+{
+	mcg_group_high_fn fn = NULL;
+	for (; g; g = g->parent) {
+		struct mcg_page_counter *c = &g->memory;
+		if (likely(mcg_page_counter_read(c) <= mcg_page_counter_get(c, high)))
+			continue;
+		mcg_group_event(g, MCG_EVENT_HIGH);
+		if (!fn)
+			fn = __atomic_load_n(&hooks.high, __ATOMIC_ACQUIRE);
+		if (fn)
+			fn(g, nr_pages, __atomic_load_n(&hooks.high_arg, __ATOMIC_RELAXED));
+	}
+}
+
+/* ------------------------------------------------------------ charging */
+
+/*
+ * Charge @batch pages (>= @nr) to the counters, falling back to @nr; over
+ * max: reclaim, drain, retry; then force or fail.  Return the pages charged
+ * (batch or nr), or -ENOMEM.
+ */
+static long charge_counters(mcg_group_t *g, unsigned long nr, unsigned long batch,
+                            unsigned flags)
+{
+	struct mcg_page_counter *fail;
+	int retries = RECLAIM_RETRIES;
+	bool drained = false;
+	mcg_group_t *over;
+retry:
+	if (mcg_page_counter_try_charge(&g->memory, (long)batch, &fail))
+		goto charged;
+	if (batch > nr) {
+		batch = nr; /* the batch did not fit: try what was asked */
+		goto retry;
+	}
+	over = mcg_group_of_counter(fail);
+	mcg_group_event(over, MCG_EVENT_MAX);
+	unsigned long progress = 0;
+	if (!(flags & MCG_CHARGE_NORECLAIM))
+		progress = mcg_group_reclaim_hook_call(over, nr);
+	if (mcg_page_counter_margin(fail) >= (long)nr)
+		goto retry;
+	if (!drained) {
+		drained = true; /* pages sitting in stocks count against max */
+		mcg_group_drain_stocks();
+		goto retry;
+	}
+	if (progress && retries-- > 0)
+		goto retry;
+	if (flags & MCG_CHARGE_FORCE) {
+		mcg_page_counter_charge(&g->memory, (long)nr);
+		mcg_group_stat_mod(g, MCG_STAT_CHARGE_FORCED, 1);
+		batch = nr;
+		goto charged;
+	}
+	mcg_group_event(over, MCG_EVENT_OOM);
+	return -ENOMEM;
+charged:
+	check_high(g, batch);
+	return (long)batch;
+}
+
+static mcg_noinline int charge_slow(mcg_group_t *g, unsigned long nr, unsigned flags)
+{
+	unsigned long batch = nr < STOCK_PAGES ? STOCK_PAGES : nr;
+	long got = charge_counters(g, nr, batch, flags);
+	if (got < 0)
+		return (int)got;
+	if ((unsigned long)got > nr)
+		stock_refill(g, (uint32_t)(got - nr));
+	mcg_group_stat_mod(g, MCG_STAT_ANON, (int64_t)nr);
+	return 0;
+}
+
+mcg_public int mcg_charge(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
+{
+	if (unlikely(nr_pages == 0 || nr_pages > CHARGE_MAX ||
+	             (flags & ~(MCG_CHARGE_FORCE | MCG_CHARGE_NORECLAIM))))
+		return -EINVAL;
+	if (!g)
+		g = mcg_group_current();
+	/* Fast path: this CPU's stock holds enough pages of this group. */
+	if (likely(nr_pages <= STOCK_PAGES) &&
+	    mcg_pcpu_word_consume(stocks, key_of(g), nr_pages) == MCG_PCPU_OK) {
+		mcg_group_stat_mod(g, MCG_STAT_ANON, (int64_t)nr_pages);
+		return 0;
+	}
+	return charge_slow(g, nr_pages, flags);
+}
+
+static mcg_noinline void uncharge_slow(mcg_group_t *g, unsigned long nr)
+{
+	if (nr > STOCK_PAGES)
+		mcg_page_counter_uncharge(&g->memory, (long)nr);
+	else
+		stock_install(g, (uint32_t)nr); /* drains the old (full or other) stock */
+}
+
+mcg_public int mcg_uncharge(mcg_group_t *g, unsigned long nr_pages)
+{
+	if (unlikely(nr_pages == 0 || nr_pages > CHARGE_MAX))
+		return -EINVAL;
+	if (!g)
+		g = mcg_group_current();
+	mcg_group_stat_mod(g, MCG_STAT_ANON, -(int64_t)nr_pages);
+	/* Fast path: back into this CPU's stock. */
+	if (likely(nr_pages <= STOCK_PAGES) &&
+	    mcg_pcpu_word_refill(stocks, key_of(g), nr_pages, STOCK_PAGES) == MCG_PCPU_OK)
+		return 0;
+	uncharge_slow(g, nr_pages);
+	return 0;
+}
+
+int mcg_group_charge_nostock(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
+{
+	long got = charge_counters(g, nr_pages, nr_pages, flags);
+	return got < 0 ? (int)got : 0;
+}
+
+void mcg_group_uncharge_nostock(mcg_group_t *g, unsigned long nr_pages)
+{
+	mcg_page_counter_uncharge(&g->memory, (long)nr_pages);
+}

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * group/text.c - the cgroup v2 files of a group: mcg_group_read() and
+ * mcg_group_write().
+ *
+ * One table of files (name, show, write).  Values are printed in bytes, one
+ * per line, "max" for unlimited; flat-keyed files print "key value" lines,
+ * in the kernel's spelling and order.  Writes parse bytes with an optional
+ * K/M/G/T suffix (powers of 1024) or "max", tolerate trailing whitespace,
+ * round down to pages, and change nothing on any error.
+ *
+ * Locks: none of its own; memory.stat and cgroup.stat take the tree lock.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "group/group.h"
+
+#define PAGE_SIZE ((long)MCG_GROUP_PAGE_SIZE)
+
+/* A string builder with snprintf semantics: counts what would be written. */
+struct out {
+	char *buf;
+	size_t len, pos;
+};
+
+static void out_printf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out_printf(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	size_t room = o->pos < o->len ? o->len - o->pos : 0;
+	int n = vsnprintf(room ? o->buf + o->pos : NULL, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->pos += (size_t)n;
+}
+
+/* A limit in pages, printed in bytes or "max". */
+static void out_limit(struct out *o, long pages)
+{
+	if (pages >= MCG_PAGE_COUNTER_MAX)
+		out_printf(o, "max\n");
+	else
+		out_printf(o, "%ld\n", pages * PAGE_SIZE);
+}
+
+/* ------------------------------------------------------------ the files */
+
+static void show_current(mcg_group_t *g, struct out *o)
+{
+	out_printf(o, "%ld\n", mcg_page_counter_read(&g->memory) * PAGE_SIZE);
+}
+
+static void show_peak(mcg_group_t *g, struct out *o)
+{
+	out_printf(o, "%ld\n", mcg_page_counter_get(&g->memory, watermark) * PAGE_SIZE);
+}
+
+static void show_min(mcg_group_t *g, struct out *o) { out_limit(o, mcg_page_counter_get(&g->memory, min)); }
+static void show_low(mcg_group_t *g, struct out *o) { out_limit(o, mcg_page_counter_get(&g->memory, low)); }
+static void show_high(mcg_group_t *g, struct out *o) { out_limit(o, mcg_page_counter_get(&g->memory, high)); }
+static void show_max(mcg_group_t *g, struct out *o) { out_limit(o, mcg_page_counter_get(&g->memory, max)); }
+
+static void show_stat(mcg_group_t *g, struct out *o)
+{
+	int64_t v[MCG_NR_STATS];
+	mcg_group_stat_flush(g, v);
+	for (int i = 0; i < MCG_NR_STATS; i++) {
+		bool bytes;
+		const char *name = mcg_group_stat_name(i, &bytes);
+		out_printf(o, "%s %lld\n", name, (long long)(bytes ? v[i] * PAGE_SIZE : v[i]));
+	}
+}
+
+static void show_events_(mcg_group_t *g, struct out *o, bool local)
+{
+	for (int i = 0; i < MCG_NR_EVENTS; i++)
+		out_printf(o, "%s %ld\n", mcg_group_event_name(i), mcg_group_event_read(g, i, local));
+}
+
+static void show_events(mcg_group_t *g, struct out *o) { show_events_(g, o, false); }
+static void show_events_local(mcg_group_t *g, struct out *o) { show_events_(g, o, true); }
+
+static void show_cgroup_stat(mcg_group_t *g, struct out *o)
+{
+	mcg_lock(&mcg_group_tree_lock);
+	long live = g->nr_descendants, dying = g->nr_dying_descendants;
+	mcg_unlock(&mcg_group_tree_lock);
+	out_printf(o, "nr_descendants %ld\nnr_dying_descendants %ld\n", live, dying);
+}
+
+static void write_min(mcg_group_t *g, long pages) { mcg_page_counter_set_min(&g->memory, pages); }
+static void write_low(mcg_group_t *g, long pages) { mcg_page_counter_set_low(&g->memory, pages); }
+
+static void write_high(mcg_group_t *g, long pages)
+{
+	mcg_page_counter_set_high(&g->memory, pages);
+}
+
+static void write_max(mcg_group_t *g, long pages)
+{
+	mcg_page_counter_set_max(&g->memory, pages);
+	long usage = mcg_page_counter_read(&g->memory);
+	if (usage <= pages)
+		return;
+	/* Over the new limit: give back stocked pages, then ask reclaim. */
+	mcg_group_drain_stocks();
+	usage = mcg_page_counter_read(&g->memory);
+	if (usage > pages)
+		mcg_group_reclaim_hook_call(g, (unsigned long)(usage - pages));
+}
+
+static const struct group_file {
+	const char *name;
+	void (*show)(mcg_group_t *g, struct out *o);
+	void (*write)(mcg_group_t *g, long pages); /* NULL: read-only */
+} files[] = {
+	{"memory.current", show_current, NULL},
+	{"memory.min", show_min, write_min},
+	{"memory.low", show_low, write_low},
+	{"memory.high", show_high, write_high},
+	{"memory.max", show_max, write_max},
+	{"memory.peak", show_peak, NULL},
+	{"memory.stat", show_stat, NULL},
+	{"memory.events", show_events, NULL},
+	{"memory.events.local", show_events_local, NULL},
+	{"cgroup.stat", show_cgroup_stat, NULL},
+};
+
+static const struct group_file *file_find(const char *name)
+{
+	for (size_t i = 0; i < MCG_ARRAY_SIZE(files); i++)
+		if (!strcmp(files[i].name, name))
+			return &files[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------ parsing */
+
+/*
+ * Parse "max" or bytes[K|M|G|T] (either case), trailing whitespace allowed,
+ * into pages (rounded down).  Return 0 or -EINVAL.
+ */
+static int parse_pages(const char *s, long *pages)
+{
+	size_t n = strlen(s);
+	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t' ||
+	                 s[n - 1] == '\r'))
+		n--;
+	if (n == 3 && !memcmp(s, "max", 3)) {
+		*pages = MCG_PAGE_COUNTER_MAX;
+		return 0;
+	}
+	size_t i = 0;
+	unsigned long long v = 0;
+	if (i == n || s[i] < '0' || s[i] > '9')
+		return -EINVAL;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+		if (v > (~0ull - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	unsigned shift = 0;
+	if (i < n) {
+		switch (s[i]) {
+		case 'k': case 'K': shift = 10; break;
+		case 'm': case 'M': shift = 20; break;
+		case 'g': case 'G': shift = 30; break;
+		case 't': case 'T': shift = 40; break;
+		default: return -EINVAL;
+		}
+		i++;
+	}
+	if (i != n)
+		return -EINVAL;
+	if (shift && v > (~0ull >> shift))
+		return -EINVAL;
+	v <<= shift;
+	unsigned long long p = v / (unsigned long long)PAGE_SIZE;
+	*pages = p >= (unsigned long long)MCG_PAGE_COUNTER_MAX ? MCG_PAGE_COUNTER_MAX : (long)p;
+	return 0;
+}
+
+/* ------------------------------------------------------------ entry points */
+
+mcg_public ssize_t mcg_group_read(mcg_group_t *g, const char *file, char *buf, size_t len)
+{
+	if (!g || !file || (!buf && len))
+		return -EINVAL;
+	const struct group_file *f = file_find(file);
+	if (!f)
+		return -ENOENT;
+	struct out o = {buf, len, 0};
+	if (len)
+		buf[0] = '\0';
+	f->show(g, &o);
+	return (ssize_t)o.pos;
+}
+
+mcg_public int mcg_group_write(mcg_group_t *g, const char *file, const char *text)
+{
+	if (!g || !file || !text)
+		return -EINVAL;
+	const struct group_file *f = file_find(file);
+	if (!f)
+		return -ENOENT;
+	if (!f->write)
+		return -EACCES;
+	if (g == mcg_group_root())
+		return -EINVAL; /* as in the kernel, the root has no limits */
+	long pages;
+	int err = parse_pages(text, &pages);
+	if (err)
+		return err;
+	f->write(g, pages);
+	return 0;
+}
