@@ -3,8 +3,8 @@
  * bench/baseline.c - variants under test, and one worker child per
  * measurement (see baseline.h).
  *
- * The parent is single-threaded while it spawns workers; each worker is a
- * fresh exec of /proc/self/exe, so nothing of the parent's heap or of a
+ * Workers are started with posix_spawn (no fork handlers run in the parent)
+ * as fresh execs of /proc/self/exe, so nothing of the parent's heap or of a
  * previous measurement is shared.
  */
 #include "baseline.h"
@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,26 +138,28 @@ int bench_worker_run(const struct bench_variant *v, const char *const *argv, dou
 		perror("memcg bench: worker");
 		return -1;
 	}
+	/* posix_spawn, not fork: no atfork handlers run in the parent. */
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int err = posix_spawn_file_actions_init(&fa);
+	if (!err)
+		err = posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+	if (!err)
+		err = posix_spawn_file_actions_addclose(&fa, fds[0]);
+	if (!err)
+		err = posix_spawn_file_actions_addclose(&fa, fds[1]);
 	fflush(stdout);
 	fflush(stderr);
-	pid_t pid = fork();
-	if (pid < 0) {
-		perror("memcg bench: fork");
-		close(fds[0]);
-		close(fds[1]);
-		free(env);
-		return -1;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		if (dup2(fds[1], STDOUT_FILENO) < 0)
-			_exit(127);
-		close(fds[1]);
-		execve("/proc/self/exe", (char *const *)args, env);
-		_exit(127);
-	}
+	if (!err)
+		err = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, (char *const *)args, env);
+	posix_spawn_file_actions_destroy(&fa);
 	close(fds[1]);
 	free(env);
+	if (err) {
+		fprintf(stderr, "memcg bench: cannot start a worker: %s\n", strerror(err));
+		close(fds[0]);
+		return -1;
+	}
 
 	/* Read everything the child prints (a few numbers). */
 	char out[4096];

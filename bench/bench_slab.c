@@ -540,6 +540,16 @@ static int worker_main(int argc, char **argv)
 		printf("1\n");
 		return 0;
 	}
+	if (!strcmp(cas, "geometry")) { /* SIZE: objects per slab of an mcg cache */
+		mcg_cache_stats_t st;
+		mcg_cache_t *c = argc ? mcg_cache_create("bench-geometry", strtoul(argv[0], NULL, 0),
+		                                         0, 0, NULL)
+		                      : NULL;
+		if (!c || mcg_cache_stats(c, &st))
+			return 1;
+		printf("%zu\n", st.objs_per_slab);
+		return mcg_cache_destroy(c) ? 1 : 0;
+	}
 	if (!strcmp(cas, "pair"))
 		return worker_pair(k, argc, argv);
 	if (!strcmp(cas, "free1m"))
@@ -844,16 +854,19 @@ static int gs_args(const struct ctx *x, int cfg, char buf[][32], const char **a)
 
 static int case_growshrink(struct ctx *x)
 {
-	/* One slab's worth of objects, as mcg lays the slab out; the same count for all. */
+	/*
+	 * One slab's worth of objects, as mcg lays the slab out; the same count
+	 * for all.  Asked of a worker: the parent keeps no allocator state.
+	 */
+	int im = var_index(x, "mcg");
 	for (int cfg = 0; cfg < NGS; cfg++) {
-		mcg_cache_t *c = mcg_cache_create("bench-probe", gs_sizes[cfg], 0, 0, NULL);
-		mcg_cache_stats_t st;
-		if (!c || mcg_cache_stats(c, &st)) {
-			fprintf(stderr, "memcg bench: cannot create a %zu B cache\n", gs_sizes[cfg]);
+		char size[32];
+		snprintf(size, sizeof(size), "%zu", gs_sizes[cfg]);
+		const char *a[] = {"bench", "slab", "--worker", "geometry", "mcg", size, NULL};
+		double objs = 0;
+		if (bench_worker_run(&x->var[im], a, &objs, 1) != 1 || objs < 1)
 			return -1;
-		}
-		x->gs_objs[cfg] = st.objs_per_slab;
-		mcg_cache_destroy(c);
+		x->gs_objs[cfg] = (size_t)objs;
 	}
 	struct matrix m;
 	if (measure(x, "growshrink", NGS, 2, gs_args, &m))
