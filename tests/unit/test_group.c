@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_group.c - the group tree (group/group.c): names, create, lookup by
+ * path, iteration, remove (EBUSY with children, dying descendants until the
+ * last reference), references, and the thread's current group.
+ *
+ *     root
+ *      |- a
+ *      |   |- x
+ *      |   `- y
+ *      `- b
+ */
+#include <errno.h>
+#include <pthread.h>
+
+#include "group/group.h"
+#include "memcg/debug.h"
+#include "test.h"
+
+static void test_names(void)
+{
+	mcg_group_t *g = NULL;
+	CHECK_EQ(mcg_group_create(NULL, "", &g), -EINVAL);
+	CHECK_EQ(mcg_group_create(NULL, "a/b", &g), -EINVAL);
+	CHECK_EQ(mcg_group_create(NULL, ".", &g), -EINVAL);
+	CHECK_EQ(mcg_group_create(NULL, "..", &g), -EINVAL);
+	CHECK_EQ(mcg_group_create(NULL, "new\nline", &g), -EINVAL);
+	CHECK_EQ(mcg_group_create(NULL, NULL, &g), -EINVAL);
+	CHECK_EQ(mcg_group_create(NULL, "ok", NULL), -EINVAL);
+	char longname[MCG_GROUP_NAME_MAX + 2];
+	memset(longname, 'n', sizeof(longname));
+	longname[MCG_GROUP_NAME_MAX + 1] = 0;
+	CHECK_EQ(mcg_group_create(NULL, longname, &g), -EINVAL);
+	longname[MCG_GROUP_NAME_MAX] = 0;
+	CHECK_EQ(mcg_group_create(NULL, longname, &g), 0);
+	CHECK(g == NULL || strcmp(mcg_group_name(g), longname) == 0);
+	CHECK_EQ(mcg_group_remove(g), 0);
+	mcg_group_put(g);
+	CHECK(!strcmp(mcg_group_name(mcg_group_root()), ""));
+	CHECK(mcg_group_parent(mcg_group_root()) == NULL);
+}
+
+static long cgroup_stat(mcg_group_t *g, bool dying)
+{
+	return dying ? g->nr_dying_descendants : g->nr_descendants;
+}
+
+static void test_tree(void)
+{
+	mcg_group_t *root = mcg_group_root(), *a, *b, *x, *y, *found;
+	REQUIRE(mcg_group_create(root, "a", &a) == 0);
+	REQUIRE(mcg_group_create(NULL, "b", &b) == 0);
+	REQUIRE(mcg_group_create(a, "x", &x) == 0);
+	REQUIRE(mcg_group_create(a, "y", &y) == 0);
+	CHECK_EQ(mcg_group_create(root, "a", &found), -EEXIST);
+	CHECK_EQ(mcg_group_create(a, "x", &found), -EEXIST);
+	CHECK(mcg_group_parent(x) == a && mcg_group_parent(a) == root);
+	CHECK_EQ(cgroup_stat(root, false), 4);
+	CHECK_EQ(cgroup_stat(a, false), 2);
+
+	CHECK_EQ(mcg_group_lookup(NULL, "a/y", &found), 0);
+	CHECK(found == y);
+	mcg_group_put(found);
+	CHECK_EQ(mcg_group_lookup(NULL, "/a/x/", &found), 0);
+	CHECK(found == x);
+	mcg_group_put(found);
+	CHECK_EQ(mcg_group_lookup(a, "x", &found), 0);
+	CHECK(found == x);
+	mcg_group_put(found);
+	CHECK_EQ(mcg_group_lookup(NULL, "", &found), 0);
+	CHECK(found == root);
+	CHECK_EQ(mcg_group_lookup(NULL, "a/z", &found), -ENOENT);
+	CHECK_EQ(mcg_group_lookup(NULL, "b/x", &found), -ENOENT);
+	CHECK_EQ(mcg_group_lookup(NULL, "a//x", &found), -EINVAL);
+	CHECK_EQ(mcg_group_lookup(NULL, NULL, &found), -EINVAL);
+
+	/* iteration: oldest first */
+	const char *want[] = {"x", "y"};
+	int n = 0;
+	mcg_group_t *c = NULL;
+	while ((c = mcg_group_next_child(a, c))) {
+		if (n < 2)
+			CHECK(!strcmp(mcg_group_name(c), want[n]));
+		n++;
+	}
+	CHECK_EQ(n, 2);
+	c = mcg_group_next_child(a, NULL); /* stop early: put it */
+	CHECK(c == x);
+	mcg_group_put(c);
+
+	/* remove */
+	CHECK_EQ(mcg_group_remove(root), -EINVAL);
+	CHECK_EQ(mcg_group_remove(NULL), -EINVAL);
+	CHECK_EQ(mcg_group_remove(a), -EBUSY);
+	CHECK_EQ(mcg_group_remove(x), 0);
+	CHECK_EQ(mcg_group_remove(x), -ENOENT);
+	CHECK(!mcg_group_is_online(x));
+	CHECK_EQ(mcg_group_lookup(NULL, "a/x", &found), -ENOENT);
+	CHECK_EQ(cgroup_stat(a, false), 1);
+	CHECK_EQ(cgroup_stat(a, true), 1); /* we still hold x */
+	CHECK_EQ(cgroup_stat(root, true), 1);
+	n = 0;
+	c = NULL;
+	while ((c = mcg_group_next_child(a, c)))
+		n += (c == y);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(mcg_group_create(x, "under-dead", &found), -ENOENT);
+	/* the name is free again */
+	mcg_group_t *x2;
+	CHECK_EQ(mcg_group_create(a, "x", &x2), 0);
+	mcg_group_put(x); /* last reference: freed */
+	CHECK_EQ(cgroup_stat(a, true), 0);
+	CHECK_EQ(cgroup_stat(root, true), 0);
+	CHECK_EQ(mcg_group_remove(x2), 0);
+	mcg_group_put(x2);
+	CHECK_EQ(mcg_group_remove(y), 0);
+	mcg_group_put(y);
+	CHECK_EQ(mcg_group_remove(a), 0);
+	CHECK_EQ(cgroup_stat(root, true), 1);
+	mcg_group_put(a);
+	CHECK_EQ(mcg_group_remove(b), 0);
+	mcg_group_put(b);
+	CHECK_EQ(cgroup_stat(root, false), 0);
+	CHECK_EQ(cgroup_stat(root, true), 0);
+}
+
+/* A removed parent stays alive while a (removed) child holds it. */
+static void test_parent_lives_with_child(void)
+{
+	mcg_group_t *p, *ch;
+	REQUIRE(mcg_group_create(NULL, "p", &p) == 0);
+	REQUIRE(mcg_group_create(p, "c", &ch) == 0);
+	CHECK_EQ(mcg_group_remove(ch), 0);
+	CHECK_EQ(mcg_group_remove(p), 0); /* only a dying child: allowed */
+	mcg_group_put(p);
+	CHECK_EQ(mcg_group_root()->nr_dying_descendants, 2);
+	CHECK(!strcmp(mcg_group_name(mcg_group_parent(ch)), "p"));
+	mcg_group_put(ch); /* frees c, then p */
+	CHECK_EQ(mcg_group_root()->nr_dying_descendants, 0);
+}
+
+static void *other_thread(void *arg)
+{
+	return mcg_group_current();
+}
+
+static void test_thread_context(void)
+{
+	mcg_group_t *g, *h;
+	REQUIRE(mcg_group_create(NULL, "ctx", &g) == 0);
+	REQUIRE(mcg_group_create(g, "inner", &h) == 0);
+	CHECK(mcg_group_current() == mcg_group_root());
+	mcg_group_t *prev = mcg_group_enter(g);
+	CHECK(prev == NULL);
+	CHECK(mcg_group_current() == g);
+	mcg_group_t *prev2 = mcg_group_enter(h);
+	CHECK(prev2 == g);
+	CHECK(mcg_group_current() == h);
+	pthread_t t;
+	void *seen = NULL;
+	pthread_create(&t, NULL, other_thread, NULL);
+	pthread_join(t, &seen);
+	CHECK(seen == mcg_group_root()); /* thread-local */
+	mcg_group_leave(prev2);
+	CHECK(mcg_group_current() == g);
+	mcg_group_leave(prev);
+	CHECK(mcg_group_current() == mcg_group_root());
+	mcg_group_remove(h);
+	mcg_group_put(h);
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
+static void test_create_fault(void)
+{
+	mcg_group_t *g = NULL;
+	mcg_fault_inject(1, 0);
+	CHECK_EQ(mcg_group_create(NULL, "faulty", &g), -ENOMEM);
+	mcg_fault_inject(0, 0);
+	CHECK_EQ(mcg_group_lookup(NULL, "faulty", &g), -ENOENT);
+	CHECK_EQ(mcg_group_root()->nr_descendants, 0);
+}
+
+int main(void)
+{
+	RUN(test_names);
+	RUN(test_tree);
+	RUN(test_parent_lives_with_child);
+	RUN(test_thread_context);
+	RUN(test_create_fault);
+	return test_done();
+}

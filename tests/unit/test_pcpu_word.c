@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_pcpu_word.c - per-CPU tagged words and per-CPU adds (base/pcpu_word.h):
+ * consume / refill / exchange semantics, stop and start, the 16-bit count
+ * boundaries, and adds summed over CPUs.  The thread is pinned to CPU 0 so
+ * that "this CPU's word" is known.  Runs again with MCG_RSEQ=0.
+ */
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/pcpu_word.h"
+#include "os/os.h"
+#include "test.h"
+
+static struct mcg_pcpu_word *words;
+static unsigned ncpu;
+
+static void pin_cpu0(void)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static uint64_t word0(void) { return mcg_pcpu_word_of(words, 0)->word; }
+
+static void test_pack(void)
+{
+	uint64_t w = mcg_pcpu_word_pack(0x7fffdeadbeefull, 64);
+	CHECK_EQ(mcg_pcpu_word_key(w), 0x7fffdeadbeefull);
+	CHECK_EQ(mcg_pcpu_word_count(w), 64);
+	CHECK_EQ(mcg_pcpu_word_count(mcg_pcpu_word_pack(1, 0xffff)), 0xffff);
+}
+
+static void test_ops(void)
+{
+	const uint64_t a = 0x1000, b = 0x2000;
+	uint64_t old = 77;
+	CHECK_EQ(word0(), 0);
+	CHECK_EQ(mcg_pcpu_word_consume(words, a, 1), MCG_PCPU_FAIL); /* empty */
+	CHECK_EQ(mcg_pcpu_word_refill(words, a, 1, 64), MCG_PCPU_FAIL); /* key 0 != a */
+	CHECK_EQ(mcg_pcpu_word_exchange(words, mcg_pcpu_word_pack(a, 10), &old), MCG_PCPU_OK);
+	CHECK_EQ(old, 0);
+	CHECK_EQ(mcg_pcpu_word_consume(words, b, 1), MCG_PCPU_FAIL); /* other key */
+	CHECK_EQ(mcg_pcpu_word_consume(words, a, 11), MCG_PCPU_FAIL); /* too few */
+	CHECK_EQ(word0(), mcg_pcpu_word_pack(a, 10));
+	CHECK_EQ(mcg_pcpu_word_consume(words, a, 10), MCG_PCPU_OK);
+	CHECK_EQ(word0(), mcg_pcpu_word_pack(a, 0)); /* key stays */
+	CHECK_EQ(mcg_pcpu_word_consume(words, a, 1), MCG_PCPU_FAIL);
+	CHECK_EQ(mcg_pcpu_word_refill(words, a, 64, 64), MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_refill(words, a, 1, 64), MCG_PCPU_FAIL); /* over limit */
+	CHECK_EQ(mcg_pcpu_word_refill(words, b, 1, 64), MCG_PCPU_FAIL);
+	CHECK_EQ(word0(), mcg_pcpu_word_pack(a, 64));
+	CHECK_EQ(mcg_pcpu_word_consume(words, a, 3), MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_refill(words, a, 3, 64), MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_count(word0()), 64);
+	/* Largest limit the contract allows, no carry into the key. */
+	CHECK_EQ(mcg_pcpu_word_exchange(words, mcg_pcpu_word_pack(b, 0x7ff0), &old), MCG_PCPU_OK);
+	CHECK_EQ(old, mcg_pcpu_word_pack(a, 64));
+	CHECK_EQ(mcg_pcpu_word_refill(words, b, 0x10, 0x7fff), MCG_PCPU_FAIL);
+	CHECK_EQ(mcg_pcpu_word_refill(words, b, 0xf, 0x7fff), MCG_PCPU_OK);
+	CHECK_EQ(word0(), mcg_pcpu_word_pack(b, 0x7fff));
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, &old), MCG_PCPU_OK);
+	CHECK_EQ(old, mcg_pcpu_word_pack(b, 0x7fff));
+}
+
+static void test_stop_start(void)
+{
+	struct mcg_pcpu_word *w = mcg_pcpu_word_of(words, 0);
+	uint64_t old = 5;
+	CHECK_EQ(mcg_pcpu_word_exchange(words, mcg_pcpu_word_pack(0x40, 8), &old), MCG_PCPU_OK);
+	mcg_lock(&w->lock);
+	mcg_pcpu_word_stop(w);
+	mcg_percpu_fence();
+	mcg_unlock(&w->lock); /* stays stopped without the lock */
+	CHECK_EQ(mcg_pcpu_word_consume(words, 0x40, 1), MCG_PCPU_FAIL);
+	CHECK_EQ(mcg_pcpu_word_refill(words, 0x40, 1, 64), MCG_PCPU_FAIL);
+	old = 5;
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, &old), MCG_PCPU_FAIL);
+	CHECK_EQ(old, 5);
+	CHECK_EQ(w->word, mcg_pcpu_word_pack(0x40, 8));
+	mcg_lock(&w->lock);
+	mcg_pcpu_word_start(w);
+	mcg_unlock(&w->lock);
+	CHECK_EQ(mcg_pcpu_word_consume(words, 0x40, 8), MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, &old), MCG_PCPU_OK);
+}
+
+static void test_add_sum(void)
+{
+	size_t size = (size_t)ncpu << MCG_PCPU_SHIFT;
+	void *blocks = mcg_os_map(MCG_ALIGN_UP(size, 4096), 4096);
+	REQUIRE(blocks);
+	for (int i = 0; i < 1000; i++) {
+		mcg_pcpu_add(blocks, 8, 3);
+		mcg_pcpu_add(blocks, 120, -1);
+	}
+	CHECK_EQ(mcg_pcpu_sum(blocks, 8, ncpu), 3000);
+	CHECK_EQ(mcg_pcpu_sum(blocks, 120, ncpu), -1000);
+	CHECK_EQ(mcg_pcpu_sum(blocks, 0, ncpu), 0);
+	CHECK_EQ(*(int64_t *)((char *)blocks + 8), 3000); /* all on CPU 0 */
+	mcg_os_unmap(blocks, MCG_ALIGN_UP(size, 4096));
+}
+
+static int run_locked(char **argv)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("MCG_RSEQ", "0", 1);
+		setenv("MCG_TEST_LOCKED", "1", 1);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	mcg_percpu_init();
+	pin_cpu0();
+	ncpu = mcg_os_nr_cpus();
+	size_t size = (size_t)ncpu << MCG_PCPU_SHIFT;
+	words = mcg_os_map(MCG_ALIGN_UP(size, 4096), 4096);
+	if (!words)
+		return 1;
+	mcg_pcpu_word_init(words, ncpu, MCG_RANK_LEAF);
+	fprintf(stderr, "mode: %s\n", mcg_percpu_use_rseq() ? "rseq" : "locked");
+	RUN(test_pack);
+	RUN(test_ops);
+	RUN(test_stop_start);
+	RUN(test_add_sum);
+	int rc = test_done();
+	if (!getenv("MCG_TEST_LOCKED")) {
+		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
+		rc = rc || run_locked(argv);
+	}
+	return rc;
+}

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_stock.c - the per-CPU charge stock and mcg_charge / mcg_uncharge
+ * (group/stock.c): a charge takes a batch of 64 pages and stocks the rest;
+ * charges and uncharges then stay in the stock; switching groups returns the
+ * old group's pages; a full stock is returned; drains make usage exact; a
+ * removed group leaves every stock; max fails after the reclaim hook and a
+ * drain, with max and oom events; FORCE goes through; high calls its hook.
+ * The thread is pinned to CPU 0.  Runs again with MCG_RSEQ=0.
+ *
+ *     root
+ *      `- p (max 100 pages in test_max_and_force)
+ *          |- s
+ *          `- t
+ */
+#include <errno.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "group/group.h"
+#include "test.h"
+
+#define B MCG_GROUP_STOCK_PAGES
+
+static mcg_group_t *p, *s, *t;
+
+static long usage(mcg_group_t *g) { return mcg_page_counter_read(&g->memory); }
+
+static void setup(void)
+{
+	REQUIRE(mcg_group_create(NULL, "p", &p) == 0);
+	REQUIRE(mcg_group_create(p, "s", &s) == 0);
+	REQUIRE(mcg_group_create(p, "t", &t) == 0);
+}
+
+static void teardown(void)
+{
+	mcg_group_drain_stocks();
+	CHECK_EQ(usage(mcg_group_root()), 0);
+	mcg_group_remove(s), mcg_group_put(s);
+	mcg_group_remove(t), mcg_group_put(t);
+	mcg_group_remove(p), mcg_group_put(p);
+	CHECK_EQ(mcg_group_root()->nr_dying_descendants, 0);
+}
+
+static void test_batch_and_fast_path(void)
+{
+	setup();
+	CHECK_EQ(mcg_charge(s, 1, 0), 0);
+	CHECK_EQ(usage(s), B); /* a batch */
+	CHECK_EQ(usage(p), B);
+	CHECK_EQ(mcg_stock_cached(s), B - 1);
+	for (int i = 0; i < 1000; i++) {
+		CHECK_EQ(mcg_charge(s, 3, 0), 0);
+		CHECK_EQ(mcg_uncharge(s, 3), 0);
+	}
+	CHECK_EQ(usage(s), B); /* never touched the counter */
+	CHECK_EQ(mcg_group_stat_local(s, MCG_STAT_ANON), 1);
+	CHECK_EQ(mcg_uncharge(s, 1), 0);
+	CHECK_EQ(mcg_stock_cached(s), B);
+	CHECK_EQ(mcg_uncharge(s, 0), -EINVAL);
+	CHECK_EQ(mcg_charge(s, 0, 0), -EINVAL);
+	CHECK_EQ(mcg_charge(s, 1, 0x100), -EINVAL);
+	mcg_group_drain_stocks();
+	CHECK_EQ(usage(s), 0);
+	CHECK_EQ(usage(p), 0);
+	CHECK_EQ(mcg_stock_cached(s), 0);
+	teardown();
+}
+
+static void test_switch_and_overflow(void)
+{
+	setup();
+	CHECK_EQ(mcg_charge(s, 2, 0), 0);
+	CHECK_EQ(mcg_charge(t, 2, 0), 0); /* the stock now caches t: s's 62 went back */
+	CHECK_EQ(usage(s), 2);
+	CHECK_EQ(usage(t), B);
+	CHECK_EQ(mcg_uncharge(s, 2), 0); /* stock switches to s with 2 */
+	CHECK_EQ(usage(t), 2);
+	CHECK_EQ(usage(s), 2);
+	CHECK_EQ(mcg_stock_cached(s), 2);
+	CHECK_EQ(mcg_uncharge(t, 2), 0);
+	CHECK_EQ(usage(s), 0);
+	CHECK_EQ(mcg_stock_cached(t), 2);
+	/* large charges bypass the stock */
+	CHECK_EQ(mcg_charge(t, B + 10, 0), 0);
+	CHECK_EQ(usage(t), B + 12);
+	CHECK_EQ(mcg_uncharge(t, B + 10), 0);
+	CHECK_EQ(usage(t), 2);
+	/* a full stock is returned */
+	CHECK_EQ(mcg_charge(t, 30, 0), 0); /* 2 stocked < 30: a batch of 64, 34 more stocked */
+	CHECK_EQ(mcg_stock_cached(t), 36);
+	CHECK_EQ(mcg_uncharge(t, 30), 0);  /* 66 > 64: the stock restarts with these 30 */
+	CHECK_EQ(mcg_stock_cached(t), 30);
+	CHECK_EQ(usage(t), 30);
+	CHECK_EQ(mcg_charge(t, 34, 0), 0); /* 30 < 34: batch, 30 more stocked */
+	CHECK_EQ(mcg_stock_cached(t), 60);
+	CHECK_EQ(usage(t), 94);
+	CHECK_EQ(mcg_uncharge(t, 4), 0);
+	CHECK_EQ(mcg_stock_cached(t), 64); /* full */
+	CHECK_EQ(mcg_uncharge(t, 1), 0);   /* overflows: the 64 go back */
+	CHECK_EQ(mcg_stock_cached(t), 1);
+	CHECK_EQ(usage(t), 30);
+	CHECK_EQ(mcg_uncharge(t, 29), 0);
+	CHECK_EQ(usage(t), 30);
+	CHECK_EQ(mcg_group_stat_local(t, MCG_STAT_ANON), 0);
+	teardown();
+}
+
+static mcg_group_t *reclaim_seen;
+static unsigned long reclaim_calls;
+
+static unsigned long reclaim_hook(mcg_group_t *over, unsigned long nr, void *arg)
+{
+	reclaim_seen = over;
+	reclaim_calls++;
+	return 0;
+}
+
+static mcg_group_t *high_seen;
+static unsigned long high_calls;
+
+static void high_hook(mcg_group_t *over, unsigned long nr, void *arg)
+{
+	high_seen = over;
+	high_calls++;
+}
+
+static void test_max_and_force(void)
+{
+	setup();
+	mcg_page_counter_set_max(&p->memory, 100);
+	mcg_group_set_reclaim_hook(reclaim_hook, NULL);
+	reclaim_calls = 0;
+	CHECK_EQ(mcg_charge(s, 60, 0), 0);   /* 64 charged, 4 stocked */
+	CHECK_EQ(mcg_charge(t, 36, 0), 0);   /* batch fails (128 > 100): just 36 */
+	CHECK_EQ(usage(p), 100);             /* s's 4 stay stocked */
+	CHECK_EQ(mcg_group_event_read(p, MCG_EVENT_MAX, true), 0); /* the fallback is no event */
+	CHECK_EQ(mcg_charge(t, 5, 0), -ENOMEM); /* the drain returns s's 4: still short */
+	CHECK(reclaim_seen == p);
+	CHECK_EQ(reclaim_calls, 2);
+	/* one max event per attempt, as the kernel's try_charge_memcg */
+	CHECK_EQ(mcg_group_event_read(p, MCG_EVENT_MAX, true), 2);
+	CHECK_EQ(mcg_group_event_read(p, MCG_EVENT_OOM, true), 1);
+	CHECK_EQ(mcg_group_event_read(t, MCG_EVENT_MAX, false), 0);
+	CHECK_EQ(mcg_group_event_read(mcg_group_root(), MCG_EVENT_MAX, false), 2);
+	CHECK_EQ(usage(p), 96);
+	CHECK_EQ(mcg_charge(t, 4, MCG_CHARGE_NORECLAIM), 0);
+	CHECK_EQ(usage(p), 100);
+	CHECK_EQ(mcg_charge(t, 7, MCG_CHARGE_FORCE), 0);
+	CHECK_EQ(usage(p), 107);
+	CHECK_EQ(mcg_group_stat_local(t, MCG_STAT_CHARGE_FORCED), 1);
+	CHECK_EQ(mcg_group_event_read(p, MCG_EVENT_MAX, true), 4);
+	CHECK_EQ(mcg_group_event_read(p, MCG_EVENT_OOM, true), 1); /* forced: no oom */
+	mcg_uncharge(t, 47);
+	mcg_uncharge(s, 60);
+	mcg_group_set_reclaim_hook(NULL, NULL);
+	teardown();
+}
+
+/* A stocked page blocks a charge at max: the drain frees it. */
+static void test_drain_before_fail(void)
+{
+	setup();
+	mcg_page_counter_set_max(&s->memory, B);
+	CHECK_EQ(mcg_charge(s, 1, 0), 0); /* 64 charged, 63 stocked */
+	CHECK_EQ(mcg_charge(t, 1, 0), 0); /* s's 63 go back */
+	CHECK_EQ(usage(s), 1);
+	CHECK_EQ(mcg_charge(s, B - 1, 0), 0);
+	CHECK_EQ(usage(s), B);
+	mcg_uncharge(s, B);
+	mcg_uncharge(t, 1);
+	teardown();
+}
+
+static void test_high_hook(void)
+{
+	setup();
+	mcg_group_set_high_hook(high_hook, NULL);
+	mcg_page_counter_set_high(&s->memory, 10);
+	high_calls = 0;
+	CHECK_EQ(mcg_charge(s, 1, 0), 0); /* batch of 64 > high 10 */
+	CHECK_EQ(high_calls, 1);
+	CHECK(high_seen == s);
+	CHECK_EQ(mcg_group_event_read(s, MCG_EVENT_HIGH, true), 1);
+	CHECK_EQ(mcg_group_event_read(p, MCG_EVENT_HIGH, true), 0);
+	CHECK_EQ(mcg_group_event_read(p, MCG_EVENT_HIGH, false), 1);
+	mcg_uncharge(s, 1);
+	mcg_group_set_high_hook(NULL, NULL);
+	teardown();
+}
+
+static void test_remove_drains(void)
+{
+	setup();
+	mcg_group_t *d;
+	REQUIRE(mcg_group_create(p, "d", &d) == 0);
+	CHECK_EQ(mcg_charge(d, 1, 0), 0);
+	CHECK_EQ(mcg_stock_cached(d), B - 1);
+	CHECK_EQ(mcg_group_remove(d), 0);
+	CHECK_EQ(mcg_stock_cached(d), 0);
+	CHECK_EQ(usage(d), 1);
+	/* charging a dying group works but never stocks it */
+	CHECK_EQ(mcg_charge(d, 1, 0), 0);
+	CHECK_EQ(mcg_stock_cached(d), 0);
+	CHECK_EQ(usage(d), 2);
+	CHECK_EQ(mcg_uncharge(d, 2), 0);
+	CHECK_EQ(usage(d), 0);
+	CHECK_EQ(p->nr_dying_descendants, 1);
+	mcg_group_put(d);
+	CHECK_EQ(p->nr_dying_descendants, 0);
+	teardown();
+}
+
+static void test_current_group(void)
+{
+	setup();
+	mcg_group_t *prev = mcg_group_enter(s);
+	CHECK_EQ(mcg_charge(NULL, 5, 0), 0);
+	CHECK_EQ(mcg_group_stat_local(s, MCG_STAT_ANON), 5);
+	CHECK_EQ(mcg_uncharge(NULL, 5), 0);
+	mcg_group_leave(prev);
+	CHECK_EQ(mcg_group_stat_local(s, MCG_STAT_ANON), 0);
+	teardown();
+}
+
+static int run_locked(char **argv)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("MCG_RSEQ", "0", 1);
+		setenv("MCG_TEST_LOCKED", "1", 1);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	RUN(test_batch_and_fast_path);
+	RUN(test_switch_and_overflow);
+	RUN(test_max_and_force);
+	RUN(test_drain_before_fail);
+	RUN(test_high_hook);
+	RUN(test_remove_drains);
+	RUN(test_current_group);
+	int rc = test_done();
+	if (!getenv("MCG_TEST_LOCKED")) {
+		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
+		rc = rc || run_locked(argv);
+	}
+	return rc;
+}
