@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_text.c - the cgroup v2 files (group/text.c): formats of every file,
+ * parsing of writes (bytes, K/M/G/T, "max", trailing newline, rounding down
+ * to pages), rejection of everything else with nothing changed, read-only
+ * and unknown files, and snprintf-style truncation.
+ */
+#include <errno.h>
+
+#include "group/group.h"
+#include "test.h"
+
+static mcg_group_t *g;
+static char buf[4096];
+
+static const char *rd(const char *file)
+{
+	ssize_t n = mcg_group_read(g, file, buf, sizeof(buf));
+	if (n < 0)
+		snprintf(buf, sizeof(buf), "error %zd", n);
+	return buf;
+}
+
+static void test_defaults(void)
+{
+	CHECK(!strcmp(rd("memory.current"), "0\n"));
+	CHECK(!strcmp(rd("memory.peak"), "0\n"));
+	CHECK(!strcmp(rd("memory.min"), "0\n"));
+	CHECK(!strcmp(rd("memory.low"), "0\n"));
+	CHECK(!strcmp(rd("memory.high"), "max\n"));
+	CHECK(!strcmp(rd("memory.max"), "max\n"));
+	CHECK(!strcmp(rd("memory.stat"), "anon 0\ncharge_forced 0\n"));
+	CHECK(!strcmp(rd("memory.events"),
+	              "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n"));
+	CHECK(!strcmp(rd("memory.events.local"),
+	              "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n"));
+	CHECK(!strcmp(rd("cgroup.stat"), "nr_descendants 0\nnr_dying_descendants 0\n"));
+}
+
+static void test_write_values(void)
+{
+	static const struct {
+		const char *text, *shown;
+	} ok[] = {
+		{"4096", "4096\n"},        {"4097", "4096\n"},      {"4095", "0\n"},
+		{"64M", "67108864\n"},     {"64m\n", "67108864\n"}, {"1K", "0\n"},
+		{"8k", "8192\n"},          {"2G", "2147483648\n"},  {"1T", "1099511627776\n"},
+		{"max", "max\n"},          {"max\n", "max\n"},      {"0", "0\n"},
+		{"12288 \n", "12288\n"},
+	};
+	const char *files[] = {"memory.min", "memory.low", "memory.high", "memory.max"};
+	for (size_t f = 0; f < MCG_ARRAY_SIZE(files); f++) {
+		for (size_t i = 0; i < MCG_ARRAY_SIZE(ok); i++) {
+			CHECK_EQ(mcg_group_write(g, files[f], ok[i].text), 0);
+			if (strcmp(rd(files[f]), ok[i].shown))
+				CHECK(!fprintf(stderr, "%s <- '%s': '%s'\n", files[f], ok[i].text, buf));
+		}
+		CHECK_EQ(mcg_group_write(g, files[f], "max"), 0);
+	}
+	CHECK_EQ(mcg_group_write(g, "memory.min", "0"), 0);
+	CHECK_EQ(mcg_group_write(g, "memory.low", "0"), 0);
+}
+
+static void test_bad_writes_unchanged(void)
+{
+	const char *bad[] = {"", "\n", "-1", "1.5M", "64MB", "M", "0x1000", " 4096", "max1",
+	                     "maxx", "MAX", "4096 4096", "99999999999999999999", "20000000T",
+	                     "1P", "abc", "4096\n\n1"};
+	CHECK_EQ(mcg_group_write(g, "memory.max", "1M"), 0);
+	for (size_t i = 0; i < MCG_ARRAY_SIZE(bad); i++) {
+		int r = mcg_group_write(g, "memory.max", bad[i]);
+		if (r != -EINVAL)
+			CHECK(!fprintf(stderr, "accepted '%s' (%d)\n", bad[i], r));
+		CHECK(!strcmp(rd("memory.max"), "1048576\n"));
+	}
+	CHECK_EQ(mcg_group_write(g, "memory.current", "0"), -EACCES);
+	CHECK_EQ(mcg_group_write(g, "memory.peak", "0"), -EACCES);
+	CHECK_EQ(mcg_group_write(g, "memory.stat", "0"), -EACCES);
+	CHECK_EQ(mcg_group_write(g, "memory.nope", "0"), -ENOENT);
+	CHECK_EQ(mcg_group_write(g, NULL, "0"), -EINVAL);
+	CHECK_EQ(mcg_group_write(g, "memory.max", NULL), -EINVAL);
+	CHECK_EQ(mcg_group_write(NULL, "memory.max", "0"), -EINVAL);
+	CHECK_EQ(mcg_group_write(mcg_group_root(), "memory.max", "1M"), -EINVAL);
+	CHECK(!strcmp((mcg_group_read(mcg_group_root(), "memory.max", buf, sizeof(buf)), buf),
+	              "max\n"));
+	CHECK_EQ(mcg_group_write(g, "memory.max", "max"), 0);
+}
+
+static void test_read_errors_and_truncation(void)
+{
+	CHECK_EQ(mcg_group_read(g, "memory.nope", buf, sizeof(buf)), -ENOENT);
+	CHECK_EQ(mcg_group_read(NULL, "memory.max", buf, sizeof(buf)), -EINVAL);
+	CHECK_EQ(mcg_group_read(g, "memory.max", NULL, 10), -EINVAL);
+	CHECK_EQ(mcg_group_read(g, "memory.max", NULL, 0), 4); /* "max\n" */
+	char small[3] = "zz";
+	CHECK_EQ(mcg_group_read(g, "memory.max", small, sizeof(small)), 4);
+	CHECK(!strcmp(small, "ma"));
+	ssize_t need = mcg_group_read(g, "memory.events", NULL, 0);
+	CHECK_EQ(need, (ssize_t)strlen(rd("memory.events")));
+}
+
+static void test_current_peak_stat(void)
+{
+	CHECK_EQ(mcg_charge(g, 10, 0), 0);
+	mcg_group_drain_stocks();
+	CHECK(!strcmp(rd("memory.current"), "40960\n"));
+	CHECK(!strcmp(rd("memory.stat"), "anon 40960\ncharge_forced 0\n"));
+	CHECK(!strcmp(rd("memory.peak"), "262144\n")); /* the stock's batch of 64 */
+	CHECK_EQ(mcg_uncharge(g, 10), 0);
+	mcg_group_drain_stocks();
+	CHECK(!strcmp(rd("memory.current"), "0\n"));
+	CHECK(!strcmp(rd("memory.peak"), "262144\n"));
+}
+
+int main(void)
+{
+	if (mcg_group_create(NULL, "text", &g))
+		return 1;
+	RUN(test_defaults);
+	RUN(test_write_values);
+	RUN(test_bad_writes_unchanged);
+	RUN(test_read_errors_and_truncation);
+	RUN(test_current_peak_stat);
+	mcg_group_remove(g);
+	mcg_group_put(g);
+	return test_done();
+}
