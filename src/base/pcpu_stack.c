@@ -7,7 +7,8 @@ int mcg_locked_stack_pop(struct mcg_pcpu_stack *base, void **out)
 	struct mcg_pcpu_stack *s = mcg_pcpu_stack_lock_mine(base);
 	int r = MCG_PCPU_FAIL;
 	if (s->cur > s->lo) {
-		*out = s->slots[--s->cur];
+		*out = s->slots[s->cur - 1];
+		MCG_WRITE_ONCE(s->cur, s->cur - 1); /* read racily by stats and reap */
 		r = MCG_PCPU_OK;
 	}
 	mcg_unlock(&s->lock);
@@ -22,7 +23,8 @@ int mcg_locked_stack_push(struct mcg_pcpu_stack *base, void *obj)
 		if (s->cur > 0 && s->slots[s->cur - 1] == obj) {
 			r = MCG_PCPU_DOUBLE;
 		} else {
-			s->slots[s->cur++] = obj;
+			s->slots[s->cur] = obj;
+			MCG_WRITE_ONCE(s->cur, s->cur + 1);
 			r = MCG_PCPU_OK;
 		}
 	}
@@ -38,7 +40,7 @@ uint32_t mcg_locked_stack_push_batch(struct mcg_pcpu_stack *base, void *const *s
 		k = MCG_MIN(n, s->hi - s->cur);
 		for (uint32_t i = 0; i < k; i++)
 			s->slots[s->cur + i] = src[i];
-		s->cur += k;
+		MCG_WRITE_ONCE(s->cur, s->cur + k);
 	}
 	mcg_unlock(&s->lock);
 	return k;
@@ -50,7 +52,7 @@ uint32_t mcg_locked_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, uin
 	uint32_t k = 0;
 	if (s->cur > s->lo) {
 		k = MCG_MIN(n, s->cur - s->lo);
-		s->cur -= k;
+		MCG_WRITE_ONCE(s->cur, s->cur - k);
 		for (uint32_t i = 0; i < k; i++)
 			dst[i] = s->slots[s->cur + i];
 	}

@@ -24,7 +24,7 @@ static void array_give_back(struct mcg_cache *c, struct mcg_pcpu_stack *st, uint
 	for (uint32_t done = 0; done < k; done += c->batch)
 		mcg_node_put(c, st->slots + done, MCG_MIN(c->batch, k - done));
 	memmove(st->slots, st->slots + k, (size_t)(st->cur - k) * sizeof(void *));
-	st->cur -= k;
+	MCG_WRITE_ONCE(st->cur, st->cur - k); /* read racily by stats and reap */
 }
 
 /* Stop the arrays of @c marked in @which (all when NULL), fence, give back

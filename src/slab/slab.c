@@ -30,9 +30,9 @@ static inline void **link_of(const struct mcg_cache *c, void *obj)
 static void slab_set_list(struct mcg_cache_node *cn, struct mcg_slab *s, uint8_t list)
 {
 	switch (s->list) {
-	case MCG_SLAB_EMPTY: cn->nr_empty--; break;
-	case MCG_SLAB_PARTIAL: cn->nr_partial--; break;
-	case MCG_SLAB_FULL: cn->nr_full--; break;
+	case MCG_SLAB_EMPTY: MCG_WRITE_ONCE(cn->nr_empty, cn->nr_empty - 1); break;
+	case MCG_SLAB_PARTIAL: MCG_WRITE_ONCE(cn->nr_partial, cn->nr_partial - 1); break;
+	case MCG_SLAB_FULL: MCG_WRITE_ONCE(cn->nr_full, cn->nr_full - 1); break;
 	default: break;
 	}
 	struct mcg_list *to = list == MCG_SLAB_EMPTY     ? &cn->empty
@@ -44,9 +44,9 @@ static void slab_set_list(struct mcg_cache_node *cn, struct mcg_slab *s, uint8_t
 		mcg_list_add(&s->link, to);
 	s->list = list;
 	switch (list) {
-	case MCG_SLAB_EMPTY: cn->nr_empty++; break;
-	case MCG_SLAB_PARTIAL: cn->nr_partial++; break;
-	default: cn->nr_full++; break;
+	case MCG_SLAB_EMPTY: MCG_WRITE_ONCE(cn->nr_empty, cn->nr_empty + 1); break;
+	case MCG_SLAB_PARTIAL: MCG_WRITE_ONCE(cn->nr_partial, cn->nr_partial + 1); break;
+	default: MCG_WRITE_ONCE(cn->nr_full, cn->nr_full + 1); break;
 	}
 }
 
@@ -238,7 +238,7 @@ size_t mcg_node_release_empty(struct mcg_cache *c, unsigned node, size_t keep, s
 		struct mcg_slab *s = mcg_list_entry(cn->empty.prev, struct mcg_slab, link);
 		mcg_list_move(&s->link, &victims);
 		s->list = 0;
-		cn->nr_empty--;
+		MCG_WRITE_ONCE(cn->nr_empty, cn->nr_empty - 1); /* read racily by reap */
 		max--;
 	}
 	mcg_unlock(&cn->lock);
