@@ -122,7 +122,7 @@ static struct mcg_group *child_find_locked(struct mcg_group *parent, const char 
 {
 	mcg_list_for_each(pos, &parent->children) {
 		struct mcg_group *c = mcg_list_entry(pos, struct mcg_group, sibling);
-		if (c->online && strlen(c->name) == len && !memcmp(c->name, name, len))
+		if (MCG_READ_ONCE(c->online) && strlen(c->name) == len && !memcmp(c->name, name, len))
 			return c;
 	}
 	return NULL;
@@ -158,7 +158,7 @@ mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group
 
 	mcg_lock(&mcg_group_tree_lock);
 	int err = 0;
-	if (!parent->online)
+	if (!MCG_READ_ONCE(parent->online))
 		err = -ENOENT;
 	else if (child_find_locked(parent, name, strlen(name)))
 		err = -EEXIST;
@@ -185,11 +185,11 @@ mcg_public int mcg_group_remove(mcg_group_t *g)
 		return -EINVAL;
 	mcg_lock(&mcg_group_tree_lock);
 	int err = 0;
-	if (!g->online) {
+	if (!MCG_READ_ONCE(g->online)) {
 		err = -ENOENT;
 	} else {
 		mcg_list_for_each(pos, &g->children) {
-			if (mcg_list_entry(pos, struct mcg_group, sibling)->online) {
+			if (MCG_READ_ONCE(mcg_list_entry(pos, struct mcg_group, sibling)->online)) {
 				err = -EBUSY;
 				break;
 			}
@@ -223,7 +223,7 @@ mcg_public int mcg_group_lookup(mcg_group_t *base, const char *path, mcg_group_t
 	int err = 0;
 	mcg_lock(&mcg_group_tree_lock);
 	struct mcg_group *g = base;
-	if (!g->online)
+	if (!MCG_READ_ONCE(g->online))
 		err = -ENOENT;
 	while (!err && *path) {
 		const char *slash = strchr(path, '/');
@@ -259,7 +259,7 @@ mcg_public mcg_group_t *mcg_group_next_child(mcg_group_t *parent, mcg_group_t *p
 	struct mcg_list *it = pos ? pos->sibling.next : parent->children.next;
 	for (; it != &parent->children; it = it->next) {
 		struct mcg_group *c = mcg_list_entry(it, struct mcg_group, sibling);
-		if (c->online && mcg_group_tryget(c)) {
+		if (MCG_READ_ONCE(c->online) && mcg_group_tryget(c)) {
 			next = c;
 			break;
 		}

@@ -86,9 +86,12 @@ static void stock_install(mcg_group_t *g, uint32_t n)
 		goto direct;
 	}
 	drain_word(old);
-	/* Raced with mcg_group_remove()?  Then take our word back out. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (unlikely(!__atomic_load_n(&g->online, __ATOMIC_RELAXED)) &&
+	/*
+	 * Raced with mcg_group_remove()?  Then take our word back out.  An
+	 * RMW (a full barrier after the commit, and the latest value of
+	 * `online`) rather than a fence, which TSan does not model.
+	 */
+	if (unlikely(!__atomic_fetch_or(&g->online, 0, __ATOMIC_SEQ_CST)) &&
 	    mcg_pcpu_word_exchange(stocks, 0, &old) == MCG_PCPU_OK)
 		drain_word(old);
 	return;
