@@ -25,6 +25,13 @@ int bench_parse_opts(int argc, char **argv, struct bench_opts *o);
 /** bench_now_ns - CLOCK_MONOTONIC in ns. */
 uint64_t bench_now_ns(void);
 
+/**
+ * bench_thread_cpu_ns - CPU time of the calling thread (user + system) in ns.
+ * Unlike bench_now_ns() it does not count time the thread was preempted, so
+ * single-threaded loops measure the same on a busy machine.
+ */
+uint64_t bench_thread_cpu_ns(void);
+
 /** bench_rss_kib - this process's resident set (from /proc/self/statm) in KiB, or -1. */
 long bench_rss_kib(void);
 
