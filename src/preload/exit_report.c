@@ -12,8 +12,14 @@
  *   MCG_REPORT_FILE  absolute path the report replaces, or else
  *   MCG_REPORT_FD    the descriptor it is written to (memcg run passes 2).
  * Without MCG_REPORT_PID the shim reports nothing: plain LD_PRELOAD use is
- * silent.  The report goes out from a destructor, so a program that ends with
- * exit() or by returning from main reports; _exit() and signals do not.
+ * silent.  The report goes out once, from a destructor (exit(), return from
+ * main) or from the shim's _exit()/_Exit() (dash, os._exit, forked servers
+ * end that way); a program killed by a signal does not report.
+ *
+ * Caveat: a signal handler that calls _exit() while its own thread holds the
+ * cache list lock or a node lock (cache creation, a slow path) would wait on
+ * itself; the window is a few instructions of a slow path, and only in the
+ * one process that reports.
  *
  * Nothing here allocates: the report is formatted on the stack
  * (mcg_slabinfo_write) and the file opened with open(2).
@@ -22,6 +28,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/compiler.h"
@@ -33,6 +40,7 @@ static pid_t report_pid;          /* 0: do not report */
 static int report_fd = -1;        /* used when report_path is empty */
 static char report_path[PATH_MAX]; /* "" unless MCG_REPORT_FILE was given */
 static pid_t reaper_pid;          /* the process whose reaper thread runs */
+static int reported;              /* 1 once the report went out */
 
 /* Parse a decimal number of at most 9 digits; -1 if @s is not one. */
 static long parse_small(const char *s)
@@ -68,12 +76,12 @@ __attribute__((constructor)) static void preload_start(void)
 		reaper_pid = getpid();
 }
 
-__attribute__((destructor)) static void preload_exit(void)
+/* Write the report if this is the process `memcg run` started (once). */
+static void report_now(void)
 {
-	/* A stable report.  A forked child has no reaper thread to join. */
-	if (reaper_pid && getpid() == reaper_pid)
-		mcg_reaper_stop();
 	if (report_pid == 0 || getpid() != report_pid)
+		return;
+	if (__atomic_exchange_n(&reported, 1, __ATOMIC_ACQ_REL))
 		return;
 	int fd = report_fd;
 	if (report_path[0]) {
@@ -88,4 +96,27 @@ __attribute__((destructor)) static void preload_exit(void)
 		mcg_log("cannot write the slabinfo report to fd %d", fd);
 	if (report_path[0])
 		close(fd);
+}
+
+__attribute__((destructor)) static void preload_exit(void)
+{
+	/* A stable report.  A forked child has no reaper thread to join. */
+	if (reaper_pid && getpid() == reaper_pid)
+		mcg_reaper_stop();
+	report_now();
+}
+
+/* glibc's exit() reaches the kernel through its internal _exit, not this one,
+ * so these run only for direct calls.  No reaper stop: _exit may run in a
+ * signal handler, where joining a thread is not allowed. */
+mcg_public _Noreturn void _exit(int status)
+{
+	report_now();
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+mcg_public _Noreturn void _Exit(int status)
+{
+	_exit(status);
 }
