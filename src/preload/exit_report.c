@@ -11,6 +11,13 @@
  *                    stay silent although they run on the allocator too;
  *   MCG_REPORT_FILE  absolute path the report replaces, or else
  *   MCG_REPORT_FD    the descriptor it is written to (memcg run passes 2).
+ *                    The constructor keeps a private close-on-exec duplicate
+ *                    of it, because programs close their stderr before the
+ *                    destructors run (coreutils' close_stdout does); at exit
+ *                    the duplicate is used only if it still refers to the
+ *                    same file (device and inode), so a program that closed
+ *                    every descriptor and reused the number never receives
+ *                    the report in one of its own files.
  * Without MCG_REPORT_PID the shim reports nothing: plain LD_PRELOAD use is
  * silent.  The report goes out once, from a destructor (exit(), return from
  * main) or from the shim's _exit()/_Exit() (dash, os._exit, forked servers
@@ -28,6 +35,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -38,6 +46,8 @@
 
 static pid_t report_pid;          /* 0: do not report */
 static int report_fd = -1;        /* used when report_path is empty */
+static dev_t report_dev;          /* what report_fd refers to */
+static ino_t report_ino;
 static char report_path[PATH_MAX]; /* "" unless MCG_REPORT_FILE was given */
 static pid_t reaper_pid;          /* the process whose reaper thread runs */
 static int reported;              /* 1 once the report went out */
@@ -57,6 +67,26 @@ static long parse_small(const char *s)
 	return digits ? v : -1;
 }
 
+/* Device and inode of what @fd refers to; false if @fd is not open. */
+static bool fd_identity(int fd, dev_t *dev, ino_t *ino)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return false;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return true;
+}
+
+/* A close-on-exec duplicate of @fd, numbered high, out of the program's way. */
+static int dup_private(int fd)
+{
+	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 1000);
+	if (dup < 0)
+		dup = fcntl(fd, F_DUPFD_CLOEXEC, 10); /* RLIMIT_NOFILE below 1000 */
+	return dup;
+}
+
 __attribute__((constructor)) static void preload_start(void)
 {
 	long pid = parse_small(getenv("MCG_REPORT_PID"));
@@ -67,8 +97,9 @@ __attribute__((constructor)) static void preload_start(void)
 			memcpy(report_path, path, strlen(path) + 1);
 			report_pid = (pid_t)pid;
 		} else if (fd >= 0) {
-			report_fd = (int)fd;
-			report_pid = (pid_t)pid;
+			report_fd = dup_private((int)fd);
+			if (report_fd >= 0 && fd_identity((int)report_fd, &report_dev, &report_ino))
+				report_pid = (pid_t)pid;
 		}
 	}
 	long reap_ms = mcg_option(MCG_OPT_REAP_MS);
@@ -84,6 +115,11 @@ static void report_now(void)
 	if (__atomic_exchange_n(&reported, 1, __ATOMIC_ACQ_REL))
 		return;
 	int fd = report_fd;
+	dev_t dev;
+	ino_t ino;
+	if (!report_path[0] &&
+	    (!fd_identity(fd, &dev, &ino) || dev != report_dev || ino != report_ino))
+		return; /* the program closed it, or the number now names another file */
 	if (report_path[0]) {
 		fd = open(report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0) {
@@ -92,8 +128,8 @@ static void report_now(void)
 		}
 	}
 	int err = mcg_slabinfo_write(fd);
-	if (err && !report_path[0] && fd != 2)
-		mcg_log("cannot write the slabinfo report to fd %d", fd);
+	if (err && report_path[0])
+		mcg_log("cannot write the slabinfo report to %s", report_path);
 	if (report_path[0])
 		close(fd);
 }

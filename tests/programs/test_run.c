@@ -100,6 +100,44 @@ static void test_run_children_do_not_report(void)
 	prog_result_free(&r);
 }
 
+static void test_run_program_closes_stderr(void)
+{
+	/* The report reaches the original stderr even if the program closed its
+	 * fd 2 before exiting (coreutils' close_stdout does). */
+	char *argv[] = {"sh", "-c", "exec 2>&-; echo closed", NULL};
+	struct prog_result r = prog_run_memcg(argv, NULL, NULL, NULL, NULL, 30);
+	CHECK_EQ(r.status, 0);
+	CHECK(strcmp(r.out, "closed\n") == 0);
+	CHECK(prog_is_report(r.err));
+	prog_result_free(&r);
+}
+
+static void test_run_reused_descriptor_not_written(void)
+{
+	/* A program that closes every descriptor above 2 and opens its own file
+	 * at each of those numbers must not find the report in its file. */
+	char *argv[] = {"python3", "-c",
+	                "import os\n"
+	                "fds = [int(f) for f in os.listdir('/proc/self/fd') if int(f) > 2]\n"
+	                "for f in fds:\n"
+	                "    try: os.close(f)\n"
+	                "    except OSError: pass\n"
+	                "v = os.open('victim.txt', os.O_WRONLY | os.O_CREAT, 0o644)\n"
+	                "for f in fds:\n"
+	                "    if f != v: os.dup2(v, f, inheritable=False)\n"
+	                "print(len(fds) > 0)\n",
+	                NULL};
+	struct prog_result r = prog_run_memcg(argv, NULL, dir, NULL, NULL, 30);
+	CHECK_EQ(r.status, 0);
+	CHECK(strcmp(r.out, "True\n") == 0);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/victim.txt", dir);
+	char *text = prog_read_file(path);
+	CHECK(text && text[0] == 0);
+	free(text);
+	prog_result_free(&r);
+}
+
 static void test_run_exec_in_place_reports(void)
 {
 	/* sh execs the last command: the same pid, so the exec'd program reports. */
@@ -472,6 +510,8 @@ int main(int argc, char **argv)
 	RUN(test_run_stdout_untouched);
 	RUN(test_run_children_do_not_report);
 	RUN(test_run_exec_in_place_reports);
+	RUN(test_run_program_closes_stderr);
+	RUN(test_run_reused_descriptor_not_written);
 	RUN(test_run_report_file);
 	RUN(test_run_ld_preload_appended);
 	RUN(test_run_finds_preload);
