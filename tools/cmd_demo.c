@@ -27,41 +27,42 @@
 #include "run.h"
 
 static const char demo_script[] =
-	"import json, random, threading, hashlib\n"
-	"\n"
-	"def tenant(seed, results):\n"
-	"    rnd = random.Random(seed)\n"
-	"    cache = {}\n"
-	"    log = []\n"
-	"    for i in range(60000):\n"
-	"        key = 'user:%d' % rnd.randrange(8000)\n"
-	"        if key in cache and rnd.random() < 0.6:\n"
-	"            doc = json.loads(cache[key])\n"
-	"            doc['hits'] += 1\n"
-	"            doc['tags'].append(rnd.choice('abcdefgh') * rnd.randrange(1, 40))\n"
-	"            doc['tags'] = doc['tags'][-8:]\n"
-	"        else:\n"
-	"            doc = {'id': key, 'hits': 0, 'tags': [], 'blob': 'x' * rnd.randrange(16, 2000)}\n"
-	"        cache[key] = json.dumps(doc)\n"
-	"        log.append('%s %d' % (key, len(cache[key])))\n"
-	"        if len(log) > 5000:\n"
-	"            del log[:2500]\n"
-	"        if len(cache) > 6000:\n"
-	"            for k in list(cache)[:1000]:\n"
-	"                del cache[k]\n"
-	"    h = hashlib.sha256()\n"
-	"    for k in sorted(cache):\n"
-	"        h.update(cache[k].encode())\n"
-	"    results[seed] = h.hexdigest()\n"
-	"\n"
-	"results = {}\n"
-	"threads = [threading.Thread(target=tenant, args=(s, results)) for s in range(4)]\n"
-	"for t in threads:\n"
-	"    t.start()\n"
-	"for t in threads:\n"
-	"    t.join()\n"
-	"digest = hashlib.sha256(''.join(results[s] for s in sorted(results)).encode())\n"
-	"print('4 tenants x 60000 requests, cache digest', digest.hexdigest()[:16])\n";
+        "import json, random, threading, hashlib\n"
+        "\n"
+        "def tenant(seed, results):\n"
+        "    rnd = random.Random(seed)\n"
+        "    cache = {}\n"
+        "    log = []\n"
+        "    for i in range(60000):\n"
+        "        key = 'user:%d' % rnd.randrange(8000)\n"
+        "        if key in cache and rnd.random() < 0.6:\n"
+        "            doc = json.loads(cache[key])\n"
+        "            doc['hits'] += 1\n"
+        "            doc['tags'].append(rnd.choice('abcdefgh') * rnd.randrange(1, 40))\n"
+        "            doc['tags'] = doc['tags'][-8:]\n"
+        "        else:\n"
+        "            doc = {'id': key, 'hits': 0, 'tags': [], 'blob': 'x' * rnd.randrange(16, "
+        "2000)}\n"
+        "        cache[key] = json.dumps(doc)\n"
+        "        log.append('%s %d' % (key, len(cache[key])))\n"
+        "        if len(log) > 5000:\n"
+        "            del log[:2500]\n"
+        "        if len(cache) > 6000:\n"
+        "            for k in list(cache)[:1000]:\n"
+        "                del cache[k]\n"
+        "    h = hashlib.sha256()\n"
+        "    for k in sorted(cache):\n"
+        "        h.update(cache[k].encode())\n"
+        "    results[seed] = h.hexdigest()\n"
+        "\n"
+        "results = {}\n"
+        "threads = [threading.Thread(target=tenant, args=(s, results)) for s in range(4)]\n"
+        "for t in threads:\n"
+        "    t.start()\n"
+        "for t in threads:\n"
+        "    t.join()\n"
+        "digest = hashlib.sha256(''.join(results[s] for s in sorted(results)).encode())\n"
+        "print('4 tenants x 60000 requests, cache digest', digest.hexdigest()[:16])\n";
 
 static bool on_path(const char *name)
 {
@@ -158,7 +159,8 @@ static void print_slabinfo(const char *report)
 {
 	unsigned long caches = 0, in_use = 0, active_bytes = 0, slab_bytes = 0, active_objs = 0;
 	const char *line = report;
-	printf("The program's slabinfo at exit (caches with live objects or more than one slab):\n");
+	printf("The program's slabinfo at exit (caches with live objects or more than one "
+	       "slab):\n");
 	while (line && *line) {
 		const char *nl = strchr(line, '\n');
 		int len = nl ? (int)(nl - line) : (int)strlen(line);
@@ -166,7 +168,9 @@ static void print_slabinfo(const char *report)
 		unsigned long active, num, objsize, perslab, pages, aslabs, nslabs;
 		if (!strncmp(line, "slabinfo", 8) || line[0] == '#') {
 			printf("  %.*s\n", len, line);
-		} else if (sscanf(line, "%63s %lu %lu %lu %lu %lu : tunables %*u %*u %*u : slabdata %lu %lu",
+		} else if (sscanf(line,
+		                  "%63s %lu %lu %lu %lu %lu : tunables %*u %*u %*u : slabdata %lu "
+		                  "%lu",
 		                  name, &active, &num, &objsize, &perslab, &pages, &aslabs,
 		                  &nslabs) == 8) {
 			caches++;
@@ -260,14 +264,17 @@ int mcg_cmd_demo(int argc, char **argv)
 	fclose(f);
 
 	printf("memcg demo: a real program on memcg's slab allocator\n\n"
-	       "== Workload: %s\n", what);
+	       "== Workload: %s\n",
+	       what);
 	struct demo_run a = run_once(wl, NULL, NULL, out_a);
 	struct demo_run b = run_once(wl, preload, report, out_b);
 	char *res_a = read_text(out_a), *res_b = read_text(out_b), *rep = read_text(report);
 	int rc = 0;
 	if (a.status != 0 || b.status != 0 || !res_a || !res_b || strcmp(res_a, res_b)) {
-		fprintf(stderr, "memcg demo: the workload failed (glibc: status %d, memcg: status %d)"
-		                " or their outputs differ\n", a.status, b.status);
+		fprintf(stderr,
+		        "memcg demo: the workload failed (glibc: status %d, memcg: status %d)"
+		        " or their outputs differ\n",
+		        a.status, b.status);
 		rc = 1;
 	} else {
 		const char *shown = res_b;

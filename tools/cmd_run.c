@@ -90,8 +90,7 @@ int mcg_run_find_preload(char *buf, size_t len)
 
 /* ------------------------------------------------------------ the child */
 
-static _Noreturn void child_exec(char *const argv[], const char *preload,
-                                 const char *report_path)
+static _Noreturn void child_exec(char *const argv[], const char *preload, const char *report_path)
 {
 	char buf[PATH_MAX * 2 + 2];
 	const char *old = getenv("LD_PRELOAD");

@@ -44,13 +44,13 @@
 #include "base/options.h"
 #include "memcg/slab.h"
 
-static pid_t report_pid;          /* 0: do not report */
-static int report_fd = -1;        /* used when report_path is empty */
-static dev_t report_dev;          /* what report_fd refers to */
+static pid_t report_pid;   /* 0: do not report */
+static int report_fd = -1; /* used when report_path is empty */
+static dev_t report_dev;   /* what report_fd refers to */
 static ino_t report_ino;
 static char report_path[PATH_MAX]; /* "" unless MCG_REPORT_FILE was given */
-static pid_t reaper_pid;          /* the process whose reaper thread runs */
-static int reported;              /* 1 once the report went out */
+static pid_t reaper_pid;           /* the process whose reaper thread runs */
+static int reported;               /* 1 once the report went out */
 
 /* Parse a decimal number of at most 9 digits; -1 if @s is not one. */
 static long parse_small(const char *s)
@@ -152,7 +152,4 @@ mcg_public _Noreturn void _exit(int status)
 		syscall(SYS_exit_group, status);
 }
 
-mcg_public _Noreturn void _Exit(int status)
-{
-	_exit(status);
-}
+mcg_public _Noreturn void _Exit(int status) { _exit(status); }

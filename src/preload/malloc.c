@@ -39,32 +39,17 @@ void cfree(void *ptr);
 
 /* ------------------------------------------------------------ fast paths */
 
-mcg_public void *malloc(size_t size)
-{
-	return mcg_malloc(size);
-}
+mcg_public void *malloc(size_t size) { return mcg_malloc(size); }
 
-mcg_public void free(void *ptr)
-{
-	mcg_free(ptr);
-}
+mcg_public void free(void *ptr) { mcg_free(ptr); }
 
 /* ------------------------------------------------------------ the family */
 
-mcg_public void cfree(void *ptr)
-{
-	mcg_free(ptr);
-}
+mcg_public void cfree(void *ptr) { mcg_free(ptr); }
 
-mcg_public void *calloc(size_t n, size_t size)
-{
-	return mcg_calloc(n, size);
-}
+mcg_public void *calloc(size_t n, size_t size) { return mcg_calloc(n, size); }
 
-mcg_public void *realloc(void *ptr, size_t size)
-{
-	return mcg_realloc(ptr, size);
-}
+mcg_public void *realloc(void *ptr, size_t size) { return mcg_realloc(ptr, size); }
 
 mcg_public void *reallocarray(void *ptr, size_t n, size_t size)
 {
@@ -81,10 +66,7 @@ mcg_public int posix_memalign(void **out, size_t align, size_t size)
 	return mcg_posix_memalign(out, align, size);
 }
 
-mcg_public void *aligned_alloc(size_t align, size_t size)
-{
-	return mcg_aligned_alloc(align, size);
-}
+mcg_public void *aligned_alloc(size_t align, size_t size) { return mcg_aligned_alloc(align, size); }
 
 /* The page size, from the auxiliary vector (no syscall, no heap). */
 static size_t page_size(void)
@@ -108,10 +90,7 @@ mcg_public void *memalign(size_t align, size_t size)
 	return mcg_aligned_alloc(align, size);
 }
 
-mcg_public void *valloc(size_t size)
-{
-	return mcg_aligned_alloc(page_size(), size);
-}
+mcg_public void *valloc(size_t size) { return mcg_aligned_alloc(page_size(), size); }
 
 mcg_public void *pvalloc(size_t size)
 {
@@ -124,7 +103,4 @@ mcg_public void *pvalloc(size_t size)
 	return mcg_aligned_alloc(ps, rounded);
 }
 
-mcg_public size_t malloc_usable_size(void *ptr)
-{
-	return mcg_malloc_usable_size(ptr);
-}
+mcg_public size_t malloc_usable_size(void *ptr) { return mcg_malloc_usable_size(ptr); }

@@ -31,11 +31,11 @@
 
 /** What a finished command left: its output and its shell-style status. */
 struct prog_result {
-	char *out;     /* stdout, NUL-terminated (malloc'd) */
+	char *out; /* stdout, NUL-terminated (malloc'd) */
 	size_t out_len;
-	char *err;     /* stderr, NUL-terminated (malloc'd) */
+	char *err; /* stderr, NUL-terminated (malloc'd) */
 	size_t err_len;
-	int status;    /* exit status, 128 + signal if killed, -1 if not run */
+	int status; /* exit status, 128 + signal if killed, -1 if not run */
 	bool timed_out;
 };
 
@@ -69,7 +69,7 @@ static inline void buf_append(char **buf, size_t *len, size_t *cap, const char *
  * stdin from @in_path (NULL: /dev/null); kill it after @timeout_s seconds.
  */
 static inline struct prog_result prog_run(char *const argv[], const char *cwd, char *const env[],
-                                   const char *in_path, int timeout_s)
+                                          const char *in_path, int timeout_s)
 {
 	struct prog_result r = {.status = -1};
 	size_t out_cap = 0, err_cap = 0;
@@ -150,8 +150,8 @@ static inline const char *prog_memcg_bin(void)
  * Returns status -1 if MCG_BIN is unknown.
  */
 static inline struct prog_result prog_run_memcg(char *const argv[], const char *report,
-                                         const char *cwd, char *const env[],
-                                         const char *in_path, int timeout_s)
+                                                const char *cwd, char *const env[],
+                                                const char *in_path, int timeout_s)
 {
 	const char *bin = prog_memcg_bin();
 	char *full[64];
@@ -235,10 +235,7 @@ static inline int rm_one(const char *path, const struct stat *st, int flag, stru
 }
 
 /** prog_rmtree - remove @dir and everything below it. */
-static inline void prog_rmtree(const char *dir)
-{
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
+static inline void prog_rmtree(const char *dir) { nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
 
 /** prog_write_file - write @text to @dir/@name; false on error. */
 static inline bool prog_write_file(const char *dir, const char *name, const char *text)
@@ -270,29 +267,29 @@ static inline char *prog_read_file(const char *path)
 }
 
 /** PROG_REQUIRE_INSTALLED - fail (this program must exist here and in CI). */
-#define PROG_REQUIRE_INSTALLED(name)                                           \
-	do {                                                                   \
-		if (!prog_which(name)) {                                       \
-			fprintf(stderr, "  %s is not installed (apt-get install it)\n", \
-			        name);                                         \
-			REQUIRE(prog_which(name));                             \
-		}                                                              \
+#define PROG_REQUIRE_INSTALLED(name)                                                               \
+	do {                                                                                       \
+		if (!prog_which(name)) {                                                           \
+			fprintf(stderr, "  %s is not installed (apt-get install it)\n", name);     \
+			REQUIRE(prog_which(name));                                                 \
+		}                                                                                  \
 	} while (0)
 
 /** PROG_SKIP_UNLESS_INSTALLED - pass with a "skipped" line if @name is missing. */
-#define PROG_SKIP_UNLESS_INSTALLED(name)                                       \
-	do {                                                                   \
-		if (!prog_which(name)) {                                       \
-			fprintf(stderr, "  skipped: %s is not installed\n", name); \
-			return;                                                \
-		}                                                              \
+#define PROG_SKIP_UNLESS_INSTALLED(name)                                                           \
+	do {                                                                                       \
+		if (!prog_which(name)) {                                                           \
+			fprintf(stderr, "  skipped: %s is not installed\n", name);                 \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
 
 /** prog_show_failure - print what a command said, for a failing test's log. */
 static inline void prog_show_failure(const char *what, const struct prog_result *r)
 {
-	fprintf(stderr, "  %s: status %d\n  --- stdout (first 2000 bytes):\n%.2000s\n"
-	                "  --- stderr (first 3000 bytes):\n%.3000s\n  ---\n",
+	fprintf(stderr,
+	        "  %s: status %d\n  --- stdout (first 2000 bytes):\n%.2000s\n"
+	        "  --- stderr (first 3000 bytes):\n%.3000s\n  ---\n",
 	        what, r->status, r->out ? r->out : "", r->err ? r->err : "");
 }
 

@@ -12,15 +12,25 @@ static char dir[64];
 /* Run `git @args...` in @dir under memcg run; the result is the caller's to free. */
 static struct prog_result git(char *const args[])
 {
-	char *argv[32] = {"git", "-c", "user.name=memcg", "-c", "user.email=memcg@example.org",
-	                  "-c", "init.defaultBranch=main", "-c", "gc.auto=0"};
+	char *argv[32] = {"git",
+	                  "-c",
+	                  "user.name=memcg",
+	                  "-c",
+	                  "user.email=memcg@example.org",
+	                  "-c",
+	                  "init.defaultBranch=main",
+	                  "-c",
+	                  "gc.auto=0"};
 	int n = 9;
 	for (int i = 0; args[i] && n < 31; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	char *env[] = {"GIT_CONFIG_NOSYSTEM=1", "HOME=/nonexistent", "LC_ALL=C",
+	char *env[] = {"GIT_CONFIG_NOSYSTEM=1",
+	               "HOME=/nonexistent",
+	               "LC_ALL=C",
 	               "GIT_AUTHOR_DATE=2024-01-01T00:00:00Z",
-	               "GIT_COMMITTER_DATE=2024-01-01T00:00:00Z", NULL};
+	               "GIT_COMMITTER_DATE=2024-01-01T00:00:00Z",
+	               NULL};
 	struct prog_result r = prog_run_memcg(argv, NULL, dir, env, NULL, 60);
 	if (r.status != 0 || !prog_is_report(r.err))
 		prog_show_failure(args[0], &r);

@@ -8,26 +8,28 @@
 #include "progs.h"
 
 static const char script[] =
-	"use strict; use warnings;\n"
-	"my (%words, %len);\n"
-	"my @text;\n"
-	"for my $i (1 .. 150000) {\n"
-	"    my $w = join(\"\", map { chr(97 + (($i * 2654435761 >> (3 * $_)) % 26)) } 1 .. (3 + $i % 6));\n"
-	"    push @text, \"$w-$i\";\n"
-	"    $words{$w}++;\n"
-	"    push @{ $len{length $w} }, $i if $i % 7 == 0;\n"
-	"    shift @text while @text > 5000;\n"
-	"}\n"
-	"my $vowel_heavy = grep { /^[^aeiou]*([aeiou][^aeiou]*){3,}$/ } keys %words;\n"
-	"my $sum = 0;\n"
-	"$sum += $_ for map { scalar @{ $len{$_} } } sort { $a <=> $b } keys %len;\n"
-	"my $joined = join \",\", map { s/(\\d+)$/<$1>/r } @text[0 .. 4];\n"
-	"my %inv = reverse %words;\n"
-	"printf \"%d %d %d %d\\n%s\\n\", scalar(keys %words), $vowel_heavy, $sum, scalar(keys %inv), $joined;\n";
+        "use strict; use warnings;\n"
+        "my (%words, %len);\n"
+        "my @text;\n"
+        "for my $i (1 .. 150000) {\n"
+        "    my $w = join(\"\", map { chr(97 + (($i * 2654435761 >> (3 * $_)) % 26)) } 1 .. (3 + "
+        "$i % 6));\n"
+        "    push @text, \"$w-$i\";\n"
+        "    $words{$w}++;\n"
+        "    push @{ $len{length $w} }, $i if $i % 7 == 0;\n"
+        "    shift @text while @text > 5000;\n"
+        "}\n"
+        "my $vowel_heavy = grep { /^[^aeiou]*([aeiou][^aeiou]*){3,}$/ } keys %words;\n"
+        "my $sum = 0;\n"
+        "$sum += $_ for map { scalar @{ $len{$_} } } sort { $a <=> $b } keys %len;\n"
+        "my $joined = join \",\", map { s/(\\d+)$/<$1>/r } @text[0 .. 4];\n"
+        "my %inv = reverse %words;\n"
+        "printf \"%d %d %d %d\\n%s\\n\", scalar(keys %words), $vowel_heavy, $sum, scalar(keys "
+        "%inv), $joined;\n";
 
 static const char expected[] =
-	"114976 12119 21428 6\n"
-	"tctvmbql-<145001>,dxm-<145002>,nrfh-<145003>,xmyml-<145004>,hhrscx-<145005>\n";
+        "114976 12119 21428 6\n"
+        "tctvmbql-<145001>,dxm-<145002>,nrfh-<145003>,xmyml-<145004>,hhrscx-<145005>\n";
 
 static char dir[64];
 

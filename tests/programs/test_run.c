@@ -55,10 +55,10 @@ static void test_run_bad_usage(void)
 	const char *bin = prog_memcg_bin();
 	REQUIRE(bin);
 	char *cases[][5] = {
-		{(char *)bin, "run", NULL},
-		{(char *)bin, "run", "--", NULL},
-		{(char *)bin, "run", "-o", NULL},
-		{(char *)bin, "run", "-x", "--", "true"},
+	        {(char *)bin, "run", NULL},
+	        {(char *)bin, "run", "--", NULL},
+	        {(char *)bin, "run", "-o", NULL},
+	        {(char *)bin, "run", "-x", "--", "true"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct prog_result r = prog_run(cases[i], NULL, NULL, NULL, 30);
@@ -227,7 +227,7 @@ static void test_plain_preload_is_silent(void)
 static void test_shim_owns_malloc(void)
 {
 	size_t (*mcg_usable)(const void *) =
-		(size_t (*)(const void *))dlsym(RTLD_DEFAULT, "mcg_malloc_usable_size");
+	        (size_t(*)(const void *))dlsym(RTLD_DEFAULT, "mcg_malloc_usable_size");
 	REQUIRE(mcg_usable); /* exported by libmemcg-preload.so only */
 	void *p = malloc(100);
 	REQUIRE(p);
@@ -302,17 +302,14 @@ static void test_shim_reallocarray(void)
 	free(q);
 }
 
-static bool aligned(const void *p, size_t a)
-{
-	return p && ((uintptr_t)p & (a - 1)) == 0;
-}
+static bool aligned(const void *p, size_t a) { return p && ((uintptr_t)p & (a - 1)) == 0; }
 
 static void test_shim_aligned_family(void)
 {
 	void *p = (void *)1;
 	CHECK_EQ(posix_memalign(&p, 3, 10), EINVAL);
 	CHECK_EQ(posix_memalign(&p, 4, 10), EINVAL); /* < sizeof(void *) */
-	CHECK(p == (void *)1);                        /* unchanged on error */
+	CHECK(p == (void *)1);                       /* unchanged on error */
 	size_t aligns[] = {8, 16, 64, 256, 4096, 65536, 1u << 20};
 	for (size_t i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++) {
 		size_t sizes[] = {0, 1, 100, 5000, 300000};
@@ -363,10 +360,7 @@ static void test_shim_aligned_family(void)
 static pthread_key_t tls_key;
 static __thread void *tls_block;
 
-static void tls_destructor(void *p)
-{
-	free(p);
-}
+static void tls_destructor(void *p) { free(p); }
 
 static void *exiting_thread(void *arg)
 {

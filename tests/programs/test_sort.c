@@ -50,10 +50,7 @@ static void compare_sort(char *const args[])
 	prog_result_free(&shim);
 }
 
-static void test_sort_lines(void)
-{
-	compare_sort((char *[]){"--parallel=4", NULL});
-}
+static void test_sort_lines(void) { compare_sort((char *[]){"--parallel=4", NULL}); }
 
 static void test_sort_numeric_keys_spilling(void)
 {
