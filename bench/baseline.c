@@ -35,14 +35,17 @@ static const struct {
 	const char *files[3];
 	const char *tag;
 } preloadable[] = {
-	{"jemalloc", {"libjemalloc.so.2", "libjemalloc.so", NULL}, "jemalloc"},
-	{"mimalloc", {"libmimalloc.so.2", "libmimalloc.so", NULL}, "mimalloc"},
-	{"tcmalloc", {"libtcmalloc_minimal.so.4", "libtcmalloc_minimal.so", NULL}, "tcmalloc"},
+        {"jemalloc", {"libjemalloc.so.2", "libjemalloc.so", NULL}, "jemalloc"},
+        {"mimalloc", {"libmimalloc.so.2", "libmimalloc.so", NULL}, "mimalloc"},
+        {"tcmalloc", {"libtcmalloc_minimal.so.4", "libtcmalloc_minimal.so", NULL}, "tcmalloc"},
 };
 
 static const char *const lib_dirs[] = {
-	"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
-	"/usr/lib",                  "/usr/local/lib",
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/lib64",
+        "/usr/lib",
+        "/usr/local/lib",
 };
 
 static char lib_paths[sizeof(preloadable) / sizeof(preloadable[0])][256];
@@ -120,8 +123,7 @@ static char **worker_env(const char *preload, char *buf, size_t buflen)
 	return env;
 }
 
-int bench_worker_run(const struct bench_variant *v, const char *const *argv, double *vals,
-                     int max)
+int bench_worker_run(const struct bench_variant *v, const char *const *argv, double *vals, int max)
 {
 	const char *args[32];
 	int na = 0;
@@ -239,10 +241,10 @@ int baseline_check_self(const char *name)
 static const struct {
 	const char *name, *call;
 } release_calls[] = {
-	{"glibc", "malloc_trim(0)"},
-	{"jemalloc", "mallctl(arena.all.purge)"},
-	{"mimalloc", "mi_collect(true)"},
-	{"tcmalloc", "MallocExtension_ReleaseFreeMemory()"},
+        {"glibc", "malloc_trim(0)"},
+        {"jemalloc", "mallctl(arena.all.purge)"},
+        {"mimalloc", "mi_collect(true)"},
+        {"tcmalloc", "MallocExtension_ReleaseFreeMemory()"},
 };
 
 const char *baseline_release_name(const char *name)

@@ -31,7 +31,7 @@ enum bench_kind {
 
 /** One allocator under test. */
 struct bench_variant {
-	const char *name;    /* "mcg", "mcg-kmalloc", "glibc", "jemalloc", ... */
+	const char *name; /* "mcg", "mcg-kmalloc", "glibc", "jemalloc", ... */
 	enum bench_kind kind;
 	const char *preload; /* path of the library to LD_PRELOAD, or NULL */
 	bool baseline;       /* not memcg: a reference to compare against */
@@ -63,8 +63,7 @@ int bench_variants_find(struct bench_variant *out, const char *const *probe_argv
  * or -1 (with a note on stderr) if the child failed or printed something
  * that is not a number.
  */
-int bench_worker_run(const struct bench_variant *v, const char *const *argv, double *vals,
-                     int max);
+int bench_worker_run(const struct bench_variant *v, const char *const *argv, double *vals, int max);
 
 /**
  * baseline_check_self - in a worker: does malloc in this process come from

@@ -87,13 +87,9 @@ W_INLINE void w_free(enum bench_kind k, mcg_cache_t *c, void *p)
 }
 
 /* One store into each object: the allocation is used, nothing is elided. */
-W_INLINE void w_touch(void *p, uint64_t i)
-{
-	*(volatile char *)p = (char)i;
-}
+W_INLINE void w_touch(void *p, uint64_t i) { *(volatile char *)p = (char)i; }
 
-W_INLINE int pair_loop(enum bench_kind k, mcg_cache_t *c, size_t size, int inflight,
-                       uint64_t iters)
+W_INLINE int pair_loop(enum bench_kind k, mcg_cache_t *c, size_t size, int inflight, uint64_t iters)
 {
 	if (inflight == 1) {
 		for (uint64_t i = 0; i < iters; i++) {
@@ -145,8 +141,8 @@ static double pair_time(enum bench_kind k, mcg_cache_t *c, size_t size, int infl
                         uint64_t iters)
 {
 	int (*fn)(mcg_cache_t *, size_t, int, uint64_t) = k == BENCH_MCG_CACHE     ? pair_mcg
-	                                                 : k == BENCH_MCG_KMALLOC ? pair_kmalloc
-	                                                                          : pair_libc;
+	                                                  : k == BENCH_MCG_KMALLOC ? pair_kmalloc
+	                                                                           : pair_libc;
 	uint64_t t0 = bench_thread_cpu_ns();
 	if (fn(c, size, inflight, iters))
 		return -1;
@@ -249,10 +245,7 @@ W_NOINLINE int f1_kmalloc(struct f1_thread *t, void **objs)
 	return f1_body(BENCH_MCG_KMALLOC, t, objs);
 }
 
-W_NOINLINE int f1_libc(struct f1_thread *t, void **objs)
-{
-	return f1_body(BENCH_LIBC, t, objs);
-}
+W_NOINLINE int f1_libc(struct f1_thread *t, void **objs) { return f1_body(BENCH_LIBC, t, objs); }
 
 static void *f1_thread_fn(void *arg)
 {
@@ -267,15 +260,9 @@ static void *f1_thread_fn(void *arg)
 		return NULL;
 	}
 	switch (t->sh->kind) {
-	case BENCH_MCG_CACHE:
-		t->err = f1_mcg(t, objs);
-		break;
-	case BENCH_MCG_KMALLOC:
-		t->err = f1_kmalloc(t, objs);
-		break;
-	default:
-		t->err = f1_libc(t, objs);
-		break;
+	case BENCH_MCG_CACHE: t->err = f1_mcg(t, objs); break;
+	case BENCH_MCG_KMALLOC: t->err = f1_kmalloc(t, objs); break;
+	default: t->err = f1_libc(t, objs); break;
 	}
 	munmap(objs, bytes);
 	return NULL;
@@ -304,7 +291,8 @@ static int worker_free1m(enum bench_kind k, int argc, char **argv)
 	sh.n = strtoul(argv[2], NULL, 0);
 	if (nthr < 1 || nthr > MAX_THREADS)
 		return 2;
-	if (k == BENCH_MCG_CACHE && !(sh.cache = mcg_cache_create("bench-free1m", sh.size, 0, 0, NULL)))
+	if (k == BENCH_MCG_CACHE &&
+	    !(sh.cache = mcg_cache_create("bench-free1m", sh.size, 0, 0, NULL)))
 		return 1;
 	int cpus[CPU_SETSIZE];
 	int ncpu = allowed_cpus(cpus, CPU_SETSIZE);
@@ -386,7 +374,9 @@ static double gs_time(enum bench_kind k, mcg_cache_t *c, size_t size, void **obj
                       uint64_t cycles, bool release, const char *variant)
 {
 	int (*fn)(mcg_cache_t *, size_t, void **, size_t, uint64_t, bool, const char *) =
-		k == BENCH_MCG_CACHE ? gs_mcg : k == BENCH_MCG_KMALLOC ? gs_kmalloc : gs_libc;
+	        k == BENCH_MCG_CACHE     ? gs_mcg
+	        : k == BENCH_MCG_KMALLOC ? gs_kmalloc
+	                                 : gs_libc;
 	uint64_t t0 = bench_thread_cpu_ns();
 	if (fn(c, size, objs, n, cycles, release, variant))
 		return -1;
@@ -482,15 +472,9 @@ static int worker_rss(enum bench_kind k, const char *variant, int argc, char **a
 		return 1;
 	int err = 0;
 	switch (k) {
-	case BENCH_MCG_CACHE:
-		err = rss_fill(BENCH_MCG_CACHE, c, objs, n);
-		break;
-	case BENCH_MCG_KMALLOC:
-		err = rss_fill(BENCH_MCG_KMALLOC, c, objs, n);
-		break;
-	default:
-		err = rss_fill(BENCH_LIBC, c, objs, n);
-		break;
+	case BENCH_MCG_CACHE: err = rss_fill(BENCH_MCG_CACHE, c, objs, n); break;
+	case BENCH_MCG_KMALLOC: err = rss_fill(BENCH_MCG_KMALLOC, c, objs, n); break;
+	default: err = rss_fill(BENCH_LIBC, c, objs, n); break;
 	}
 	if (err)
 		return 1;
@@ -500,15 +484,9 @@ static int worker_rss(enum bench_kind k, const char *variant, int argc, char **a
 		c = s ? s->cache : NULL;
 	}
 	switch (k) {
-	case BENCH_MCG_CACHE:
-		rss_empty(BENCH_MCG_CACHE, c, objs, n);
-		break;
-	case BENCH_MCG_KMALLOC:
-		rss_empty(BENCH_MCG_KMALLOC, c, objs, n);
-		break;
-	default:
-		rss_empty(BENCH_LIBC, c, objs, n);
-		break;
+	case BENCH_MCG_CACHE: rss_empty(BENCH_MCG_CACHE, c, objs, n); break;
+	case BENCH_MCG_KMALLOC: rss_empty(BENCH_MCG_KMALLOC, c, objs, n); break;
+	default: rss_empty(BENCH_LIBC, c, objs, n); break;
 	}
 	if (k != BENCH_LIBC && !c)
 		return 1;
@@ -548,8 +526,8 @@ static int worker_main(int argc, char **argv)
 	}
 	if (!strcmp(cas, "geometry")) { /* SIZE: objects per slab of an mcg cache */
 		mcg_cache_stats_t st;
-		mcg_cache_t *c = argc ? mcg_cache_create("bench-geometry", strtoul(argv[0], NULL, 0),
-		                                         0, 0, NULL)
+		mcg_cache_t *c = argc ? mcg_cache_create("bench-geometry",
+		                                         strtoul(argv[0], NULL, 0), 0, 0, NULL)
 		                      : NULL;
 		if (!c || mcg_cache_stats(c, &st))
 			return 1;
@@ -629,7 +607,8 @@ static int measure(struct ctx *x, const char *name, int ncfg, int want, args_fn 
 				int got = bench_worker_run(v, a, mat_at(m, cfg, vi, r), MAX_VALS);
 				if (got < want) {
 					if (got >= 0)
-						fprintf(stderr, "memcg bench: %s/%s: %d values, want %d\n",
+						fprintf(stderr,
+						        "memcg bench: %s/%s: %d values, want %d\n",
 						        name, v->name, got, want);
 					return -1;
 				}
@@ -738,8 +717,9 @@ static int case_pair(struct ctx *x)
 			val[i] = mat_median(&m, cfg, i, 0);
 			if (x->o.json) {
 				char extra[96];
-				snprintf(extra, sizeof(extra), "\"size\":%zu,\"inflight\":%d,\"runs\":%d",
-				         size, inflight, x->o.runs);
+				snprintf(extra, sizeof(extra),
+				         "\"size\":%zu,\"inflight\":%d,\"runs\":%d", size, inflight,
+				         x->o.runs);
 				bench_emit_json("pair", x->var[i].name, extra, val[i], "ns");
 			}
 		}
@@ -765,10 +745,7 @@ static int case_pair(struct ctx *x)
 
 /* ---- free1m ---- */
 
-static size_t free1m_objs(const struct ctx *x)
-{
-	return x->o.smoke ? 10000 : MILLION;
-}
+static size_t free1m_objs(const struct ctx *x) { return x->o.smoke ? 10000 : MILLION; }
 
 static int free1m_args(const struct ctx *x, int cfg, char buf[][32], const char **a)
 {
@@ -821,7 +798,8 @@ static int case_free1m(struct ctx *x)
 				double cpu[1024];
 				int nc = 0;
 				for (int r = 0; r < m.runs && nc < 1024; r++)
-					cpu[nc++] = bench_mean(mat_at(&m, cfg, i, r) + x->threads, x->threads);
+					cpu[nc++] = bench_mean(mat_at(&m, cfg, i, r) + x->threads,
+					                       x->threads);
 				char extra[200];
 				snprintf(extra, sizeof(extra),
 				         "\"size\":%zu,\"threads\":%d,\"objects\":%zu,\"runs\":%d,"
@@ -890,10 +868,11 @@ static int case_growshrink(struct ctx *x)
 		size_t size = gs_sizes[cfg];
 		if (!x->o.json)
 			printf("size %zu B, %zu objects per cycle:\n  %-12s %12s %14s %12s  %s\n",
-			       size, x->gs_objs[cfg], "variant", "with release", "without", "overhead",
-			       "release call");
+			       size, x->gs_objs[cfg], "variant", "with release", "without",
+			       "overhead", "release call");
 		for (int i = 0; i < x->nvar; i++) {
-			double with = mat_median(&m, cfg, i, 0), without = mat_median(&m, cfg, i, 1);
+			double with = mat_median(&m, cfg, i, 0),
+			       without = mat_median(&m, cfg, i, 1);
 			double d[1024];
 			int n = 0;
 			for (int r = 0; r < m.runs && n < 1024; r++) {
@@ -901,12 +880,14 @@ static int case_growshrink(struct ctx *x)
 				d[n++] = v[0] - v[1];
 			}
 			double over = bench_median(d, n);
-			const char *call = x->var[i].baseline ? baseline_release_name(x->var[i].name)
-			                                      : "mcg_cache_shrink()";
+			const char *call = x->var[i].baseline
+			                           ? baseline_release_name(x->var[i].name)
+			                           : "mcg_cache_shrink()";
 			if (x->o.json) {
 				char extra[200];
 				snprintf(extra, sizeof(extra),
-				         "\"size\":%zu,\"objects\":%zu,\"runs\":%d,\"release\":\"%s\","
+				         "\"size\":%zu,\"objects\":%zu,\"runs\":%d,\"release\":\"%"
+				         "s\","
 				         "\"without_release\":%.1f,\"overhead\":%.1f",
 				         size, x->gs_objs[cfg], x->o.runs, call, without, over);
 				bench_emit_json("growshrink", x->var[i].name, extra, with, "ns");
@@ -925,10 +906,7 @@ static int case_growshrink(struct ctx *x)
 
 /* ---- rss ---- */
 
-static size_t rss_objs(const struct ctx *x)
-{
-	return x->o.smoke ? 20000 : MILLION;
-}
+static size_t rss_objs(const struct ctx *x) { return x->o.smoke ? 20000 : MILLION; }
 
 static int rss_args(const struct ctx *x, int cfg, char buf[][32], const char **a)
 {
@@ -969,12 +947,12 @@ static int case_rss(struct ctx *x)
 		if (x->o.json) {
 			char extra[200];
 			snprintf(extra, sizeof(extra),
-			         "\"size\":64,\"objects\":%zu,\"runs\":%d,\"metric\":\"%s\"", rss_objs(x),
-			         x->o.runs, "growth");
+			         "\"size\":64,\"objects\":%zu,\"runs\":%d,\"metric\":\"%s\"",
+			         rss_objs(x), x->o.runs, "growth");
 			bench_emit_json("rss", x->var[i].name, extra, grow[i], "MiB");
 			snprintf(extra, sizeof(extra),
-			         "\"size\":64,\"objects\":%zu,\"runs\":%d,\"metric\":\"%s\"", rss_objs(x),
-			         x->o.runs, "rss");
+			         "\"size\":64,\"objects\":%zu,\"runs\":%d,\"metric\":\"%s\"",
+			         rss_objs(x), x->o.runs, "rss");
 			bench_emit_json("rss", x->var[i].name, extra, live[i], "MiB");
 			snprintf(extra, sizeof(extra),
 			         "\"size\":64,\"objects\":%zu,\"runs\":%d,\"metric\":\"%s\","
@@ -1024,8 +1002,10 @@ int bench_slab_main(int argc, char **argv)
 	x->nvar = bench_variants_find(x->var, probe);
 	uint64_t t0 = bench_now_ns();
 	if (!x->o.json) {
-		printf("memcg bench slab%s: %d variants:", x->o.smoke ? " (smoke: figures mean "
-		                                                       "nothing)" : "",
+		printf("memcg bench slab%s: %d variants:",
+		       x->o.smoke ? " (smoke: figures mean "
+		                    "nothing)"
+		                  : "",
 		       x->nvar);
 		for (int i = 0; i < x->nvar; i++)
 			printf(" %s", x->var[i].name);

@@ -13,10 +13,10 @@
 #include <stdint.h>
 
 struct bench_opts {
-	bool json;    /* --json: one object per line on stdout */
-	bool smoke;   /* --smoke: tiny sizes, one run: proves it works, measures nothing */
-	int runs;     /* --runs N: repetitions for medians (default 5, smoke 1) */
-	int threads;  /* --threads N: 0 = the benchmark's default */
+	bool json;   /* --json: one object per line on stdout */
+	bool smoke;  /* --smoke: tiny sizes, one run: proves it works, measures nothing */
+	int runs;    /* --runs N: repetitions for medians (default 5, smoke 1) */
+	int threads; /* --threads N: 0 = the benchmark's default */
 };
 
 /** bench_parse_opts - parse the common flags; return 0, or 2 on a bad flag. */
