@@ -17,6 +17,15 @@
  * then mcg_percpu_fence().  In locked mode every operation takes the lock, so
  * holding it is enough.
  *
+ * Restarting needs care too, because the fence covers only the stop: a
+ * section that begins while the stack is stopped is not aborted when the
+ * owner restarts it.  So every section reads its bound (lo for pops, hi for
+ * pushes) *before* cur, and the owner publishes cur and the slots before the
+ * bounds (release stores, mcg_pcpu_stack_start()).  A section that reads a
+ * running bound then reads the restarted cur (x86 keeps loads in order); one
+ * that reads a stopped bound fails.  Reading cur first let a section pair a
+ * stale cur with a restarted bound and commit it over the owner's drain.
+ *
  * The rseq sections are x86-64 assembly, below, kept tiny to be reviewed line
  * by line: %rax = this CPU's header, %ecx = cur, %rdx / %r8 = slots.
  */
@@ -84,8 +93,9 @@ static inline int mcg_rseq_stack_pop(struct mcg_pcpu_stack *base, void **out)
 retry:
 	__asm__ __volatile__ goto(
 		MCG_RSEQ_ENTER(abort)
+		"movl 4(%%rax), %%edx\n\t"         /* lo, before cur (see above) */
 		"movl (%%rax), %%ecx\n\t"          /* cur */
-		"cmpl 4(%%rax), %%ecx\n\t"         /* cur <= lo: empty or stopped */
+		"cmpl %%edx, %%ecx\n\t"            /* cur <= lo: empty or stopped */
 		"jbe %l[empty]\n\t"
 		"subl $1, %%ecx\n\t"
 		"movq 16(%%rax), %[obj]\n\t"       /* slots */
@@ -94,7 +104,7 @@ retry:
 		"2:\n\t"
 		: [obj] "=&r"(obj)
 		: [rseq] "r"(mcg_rseq_offset), [base] "r"(base)
-		: "rax", "rcx", "memory", "cc"
+		: "rax", "rcx", "rdx", "memory", "cc"
 		: abort, empty);
 	*out = obj;
 	return MCG_PCPU_OK;
@@ -109,8 +119,9 @@ static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *base, void *obj)
 retry:
 	__asm__ __volatile__ goto(
 		MCG_RSEQ_ENTER(abort)
+		"movl 8(%%rax), %%edx\n\t"         /* hi, before cur (see above) */
 		"movl (%%rax), %%ecx\n\t"          /* cur */
-		"cmpl 8(%%rax), %%ecx\n\t"         /* cur >= hi: full or stopped */
+		"cmpl %%edx, %%ecx\n\t"            /* cur >= hi: full or stopped */
 		"jae %l[full]\n\t"
 		"movq 16(%%rax), %%rdx\n\t"        /* slots */
 		"testl %%ecx, %%ecx\n\t"
@@ -143,8 +154,8 @@ static inline uint32_t mcg_rseq_stack_push_batch(struct mcg_pcpu_stack *base,
 retry:
 	__asm__ __volatile__ goto(
 		MCG_RSEQ_ENTER(abort)
+		"movl 8(%%rax), %%edx\n\t"         /* hi, before cur (see above) */
 		"movl (%%rax), %%ecx\n\t"          /* cur */
-		"movl 8(%%rax), %%edx\n\t"
 		"subl %%ecx, %%edx\n\t"            /* room = hi - cur */
 		"jle %l[full]\n\t"
 		"cmpl %[n], %%edx\n\t"
@@ -182,9 +193,10 @@ static inline uint32_t mcg_rseq_stack_pop_batch(struct mcg_pcpu_stack *base,
 retry:
 	__asm__ __volatile__ goto(
 		MCG_RSEQ_ENTER(abort)
+		"movl 4(%%rax), %%r8d\n\t"         /* lo, before cur (see above) */
 		"movl (%%rax), %%ecx\n\t"          /* cur */
 		"movl %%ecx, %%edx\n\t"
-		"subl 4(%%rax), %%edx\n\t"         /* avail = cur - lo */
+		"subl %%r8d, %%edx\n\t"            /* avail = cur - lo */
 		"jle %l[empty]\n\t"
 		"cmpl %[n], %%edx\n\t"
 		"cmova %[n], %%edx\n\t"            /* k = min(avail, n) */
@@ -279,7 +291,7 @@ static inline void mcg_pcpu_stack_stop(struct mcg_pcpu_stack *s)
 /** mcg_pcpu_stack_start - let @s run again with capacity @cap (caller holds s->lock). */
 static inline void mcg_pcpu_stack_start(struct mcg_pcpu_stack *s, uint32_t cap)
 {
-	MCG_WRITE_ONCE(s->lo, 0);
+	__atomic_store_n(&s->lo, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->hi, cap, __ATOMIC_RELEASE);
 }
 
