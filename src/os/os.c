@@ -146,8 +146,14 @@ void mcg_os_topology_init(void)
 		cpus = MCG_MAX_CPUS;
 	os_nr_cpus = cpus;
 
+	/* Which nodes exist: "possible" lists them (absent without NUMA support). */
+	unsigned maxnode = 0;
+	if (read_small_file("/sys/devices/system/node/possible", buf, sizeof(buf)) > 0)
+		maxnode = parse_cpulist(buf, NULL, 0);
+	if (maxnode > MCG_MAX_NODES)
+		maxnode = MCG_MAX_NODES;
 	unsigned nodes = 1;
-	for (unsigned n = 0; n < MCG_MAX_NODES; n++) {
+	for (unsigned n = 0; n < maxnode; n++) {
 		char path[96];
 		snprintf(path, sizeof(path), "/sys/devices/system/node/node%u/cpulist", n);
 		if (read_small_file(path, buf, sizeof(buf)) < 0)
