@@ -123,6 +123,12 @@ enum mcg_charge_flags {
 	MCG_CHARGE_FORCE = 1u << 0,
 	/** Do not call the reclaim hook (only drain stocks) before failing. */
 	MCG_CHARGE_NORECLAIM = 1u << 1,
+	/**
+	 * The caller cannot sleep: over memory.high, hand the reclaim to the
+	 * background worker instead of reclaiming and throttling in this
+	 * thread (memcg/reclaim.h).  Over memory.max it still reclaims.
+	 */
+	MCG_CHARGE_NOWAIT = 1u << 2,
 };
 
 /**
