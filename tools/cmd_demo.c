@@ -1,302 +1,437 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/cmd_demo.c - `memcg demo`: the README's main command.
+ * tools/cmd_demo.c - `memcg demo`: the README's main command, a multi-tenant
+ * server in miniature.
  *
- * For now: runs a short real workload (an embedded python3 script: a session
- * cache with JSON round trips, string churn and worker threads) twice, on
- * glibc's malloc and on memcg's allocator through the `memcg run` machinery
- * (run.h), checks that both print the same result, and prints the program's
- * slabinfo at exit with a summary (time, peak RSS, caches, slab use).  Then
- * the benchmark summary of `memcg bench slab --smoke` when that benchmark is
- * built.  Without python3, sort(1) over a generated file is the workload.
- * Later issues grow this into the multi-tenant demo.
+ * Four tenants under a parent group "tenants" (memory.max 192M), each a
+ * thread that every 10 ms fills its cache (entries on a memcg-aware
+ * list_lru with a shrinker: reclaimable, the page cache's role) on top of
+ * an unreclaimable working set (mcg_charge: anon memory's role):
+ *
+ *   tenants (max 192M)
+ *    |- gold    max 96M, low 48M   working set 24M, cache +12M/s
+ *    |- silver  max 64M, high 48M  working set 16M, cache +12M/s
+ *    |- bronze  max 48M            working set  8M, cache +12M/s
+ *    `- rogue   max 48M            working set +8M/s (it leaks), cache +6M/s
+ *
+ * Each cache entry is a small slab object standing for a 4 KiB page (one
+ * page charged per entry), and the working sets are charges without memory
+ * behind them, so the demo itself stays small.  When the rogue cannot
+ * charge even after reclaim, the OOM policy "kills" it: its working set is
+ * released and it starts leaking again.  Every second one line per tenant:
+ * memory.current / high / max, pages reclaimed from it (memory.stat
+ * pgsteal) and its low, high, max, oom, oom_kill events; then a summary of
+ * what the limits did.  Global pressure (memcg/pressure.h) runs alongside
+ * and says where this process's real budget comes from.
+ *
+ * `memcg demo --program` runs the first demo instead (demo_program.c).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
-#include "run.h"
+#include "demo.h"
+#include "memcg/group.h"
+#include "memcg/pressure.h"
+#include "memcg/reclaim.h"
+#include "memcg/slab.h"
 
-static const char demo_script[] =
-        "import json, random, threading, hashlib\n"
-        "\n"
-        "def tenant(seed, results):\n"
-        "    rnd = random.Random(seed)\n"
-        "    cache = {}\n"
-        "    log = []\n"
-        "    for i in range(60000):\n"
-        "        key = 'user:%d' % rnd.randrange(8000)\n"
-        "        if key in cache and rnd.random() < 0.6:\n"
-        "            doc = json.loads(cache[key])\n"
-        "            doc['hits'] += 1\n"
-        "            doc['tags'].append(rnd.choice('abcdefgh') * rnd.randrange(1, 40))\n"
-        "            doc['tags'] = doc['tags'][-8:]\n"
-        "        else:\n"
-        "            doc = {'id': key, 'hits': 0, 'tags': [], 'blob': 'x' * rnd.randrange(16, "
-        "2000)}\n"
-        "        cache[key] = json.dumps(doc)\n"
-        "        log.append('%s %d' % (key, len(cache[key])))\n"
-        "        if len(log) > 5000:\n"
-        "            del log[:2500]\n"
-        "        if len(cache) > 6000:\n"
-        "            for k in list(cache)[:1000]:\n"
-        "                del cache[k]\n"
-        "    h = hashlib.sha256()\n"
-        "    for k in sorted(cache):\n"
-        "        h.update(cache[k].encode())\n"
-        "    results[seed] = h.hexdigest()\n"
-        "\n"
-        "results = {}\n"
-        "threads = [threading.Thread(target=tenant, args=(s, results)) for s in range(4)]\n"
-        "for t in threads:\n"
-        "    t.start()\n"
-        "for t in threads:\n"
-        "    t.join()\n"
-        "digest = hashlib.sha256(''.join(results[s] for s in sorted(results)).encode())\n"
-        "print('4 tenants x 60000 requests, cache digest', digest.hexdigest()[:16])\n";
+#define MIB (1024.0 * 1024.0)
+#define PAGES_PER_MIB 256
+#define TICK_MS 10
 
-static bool on_path(const char *name)
-{
-	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
-	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-		size_t n = strcspn(p, ":");
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, name);
-		if (access(buf, X_OK) == 0)
-			return true;
-		p += n + (p[n] == ':');
-	}
-	return false;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-/* One run: @argv with stdout to @out_path, on the shim if @preload. */
-struct demo_run {
-	int status;
-	double seconds;
-	long max_rss_kib;
+struct tenant {
+	const char *name;
+	const char *max, *high, *low; /* NULL: not set */
+	long ws_mib;                  /* working set to charge at start */
+	long cache_mib_s;             /* cache fill rate */
+	long leak_mib_s;              /* working-set growth (the rogue) */
+	mcg_group_t *g;
+	pthread_t thread;
+	long ws_pages;     /* charged working set (atomic: the OOM policy takes it) */
+	long entries;      /* cache entries alive (atomic) */
+	long min_current;  /* bytes, lowest memory.current after warm-up */
+	long peak_current; /* bytes */
+	long failed;       /* charges that failed (atomic) */
+	long kills;        /* OOM kills (atomic) */
+	long ws_charged;   /* pages charged to the working set in all */
 };
 
-static struct demo_run run_once(char *const argv[], const char *preload, const char *report,
-                                const char *out_path)
+static struct tenant tenants[] = {
+        {.name = "gold", .max = "96M", .low = "48M", .ws_mib = 24, .cache_mib_s = 12},
+        {.name = "silver", .max = "64M", .high = "48M", .ws_mib = 16, .cache_mib_s = 12},
+        {.name = "bronze", .max = "48M", .ws_mib = 8, .cache_mib_s = 12},
+        {.name = "rogue", .max = "48M", .ws_mib = 4, .cache_mib_s = 6, .leak_mib_s = 8},
+};
+#define NR_TENANTS ((int)(sizeof(tenants) / sizeof(tenants[0])))
+
+static mcg_group_t *parent;
+static mcg_cache_t *entry_cache;
+static mcg_shrinker_t *shrinker;
+static mcg_list_lru_t *lru;
+static volatile int stop_tenants;
+
+/* A cache entry: stands for one 4 KiB page charged to its tenant. */
+struct entry {
+	mcg_lru_link_t link;
+	struct tenant *t;
+	unsigned long key;
+};
+
+/* ------------------------------------------------------------ the shrinker */
+
+static enum mcg_lru_status isolate(mcg_lru_link_t *item, mcg_list_lru_one_t *list, void *arg)
 {
-	struct demo_run r = {.status = -1};
-	fflush(NULL);
-	int saved = dup(1);
-	FILE *out = fopen(out_path, "w");
-	if (saved < 0 || !out) {
-		perror("memcg demo");
-		return r;
-	}
-	dup2(fileno(out), 1);
-	fclose(out);
-	struct rusage ru = {0};
-	double t0 = now_s();
-	if (preload) {
-		r.status = mcg_run_program(argv, preload, report, &ru);
-	} else {
-		pid_t pid = fork();
-		if (pid == 0) {
-			execvp(argv[0], argv);
-			_exit(127);
-		}
-		int st = 0;
-		if (pid > 0 && wait4(pid, &st, 0, &ru) == pid)
-			r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	}
-	r.seconds = now_s() - t0;
-	r.max_rss_kib = ru.ru_maxrss;
-	dup2(saved, 1);
-	close(saved);
-	return r;
+	mcg_list_lru_isolate_move(list, item, arg);
+	return MCG_LRU_REMOVED;
 }
 
-static char *read_text(const char *path)
+static void dispose_all(mcg_lru_link_t *dispose)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap);
-	size_t n;
-	while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-		len += n;
-		if (cap - len < 2) {
-			char *nb = realloc(buf, cap *= 2);
-			if (!nb)
-				free(buf);
-			buf = nb;
-		}
+	for (mcg_lru_link_t *l = dispose->next, *next; l != dispose; l = next) {
+		next = l->next;
+		struct entry *e = (struct entry *)l;
+		struct tenant *t = e->t;
+		mcg_cache_free(entry_cache, e);
+		mcg_uncharge(t->g, 1);
+		__atomic_fetch_sub(&t->entries, 1, __ATOMIC_RELAXED);
 	}
-	fclose(f);
-	if (buf)
-		buf[len] = 0;
-	return buf;
 }
 
-/* Print the caches in use from a slabinfo report, then totals. */
-static void print_slabinfo(const char *report)
+static unsigned long cache_count(mcg_shrinker_t *s, mcg_shrink_control_t *sc)
 {
-	unsigned long caches = 0, in_use = 0, active_bytes = 0, slab_bytes = 0, active_objs = 0;
-	const char *line = report;
-	printf("The program's slabinfo at exit (caches with live objects or more than one "
-	       "slab):\n");
-	while (line && *line) {
-		const char *nl = strchr(line, '\n');
-		int len = nl ? (int)(nl - line) : (int)strlen(line);
-		char name[64];
-		unsigned long active, num, objsize, perslab, pages, aslabs, nslabs;
-		if (!strncmp(line, "slabinfo", 8) || line[0] == '#') {
-			printf("  %.*s\n", len, line);
-		} else if (sscanf(line,
-		                  "%63s %lu %lu %lu %lu %lu : tunables %*u %*u %*u : slabdata %lu "
-		                  "%lu",
-		                  name, &active, &num, &objsize, &perslab, &pages, &aslabs,
-		                  &nslabs) == 8) {
-			caches++;
-			in_use += num > 0;
-			if (active > 0 || nslabs > 1)
-				printf("  %.*s\n", len, line);
-			active_objs += active;
-			active_bytes += active * objsize;
-			slab_bytes += nslabs * pages * 4096;
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	printf("\n%lu caches, %lu with slabs; %lu objects live at exit in %.1f KiB of slabs "
-	       "(%.0f %% used)\n",
-	       caches, in_use, active_objs, (double)slab_bytes / 1024,
-	       slab_bytes ? 100.0 * (double)active_bytes / (double)slab_bytes : 0.0);
+	return mcg_list_lru_shrink_count(lru, sc);
 }
 
-static int bench_summary(void)
+static unsigned long cache_scan(mcg_shrinker_t *s, mcg_shrink_control_t *sc)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	mcg_lru_link_t dispose;
+	mcg_lru_link_init(&dispose);
+	unsigned long n = mcg_list_lru_shrink_walk(lru, sc, isolate, &dispose);
+	dispose_all(&dispose);
+	return n;
+}
+
+/* ------------------------------------------------------------ the OOM policy */
+
+static struct tenant *tenant_of(mcg_group_t *g)
+{
+	for (int i = 0; i < NR_TENANTS; i++)
+		if (tenants[i].g == g)
+			return &tenants[i];
+	return NULL;
+}
+
+/* Kill the tenant below @over with the largest working set: release it. */
+static mcg_group_t *oom_policy(mcg_group_t *over, unsigned long nr_pages, void *arg)
+{
+	struct tenant *victim = tenant_of(over);
+	if (!victim) {
+		for (int i = 0; i < NR_TENANTS; i++)
+			if (!victim || __atomic_load_n(&tenants[i].ws_pages, __ATOMIC_RELAXED) >
+			                       __atomic_load_n(&victim->ws_pages, __ATOMIC_RELAXED))
+				victim = &tenants[i];
+	}
+	long n = __atomic_exchange_n(&victim->ws_pages, 0, __ATOMIC_RELAXED);
 	if (n <= 0)
-		return -1;
-	self[n] = 0;
-	printf("\n== Benchmark summary: memcg bench slab --smoke\n");
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_WRONLY);
-		if (devnull >= 0)
-			dup2(devnull, 2); /* progress and "not built" notes */
-		execl(self, self, "bench", "slab", "--smoke", (char *)NULL);
-		_exit(127);
+		return NULL;
+	mcg_uncharge(victim->g, (unsigned long)n);
+	__atomic_fetch_add(&victim->kills, 1, __ATOMIC_RELAXED);
+	return victim->g;
+}
+
+/* ------------------------------------------------------------ tenants */
+
+static int ws_charge(struct tenant *t, long pages)
+{
+	if (mcg_charge(t->g, (unsigned long)pages, 0)) {
+		__atomic_fetch_add(&t->failed, 1, __ATOMIC_RELAXED);
+		return -ENOMEM;
 	}
-	int st = 0;
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return -1;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		printf("(not available in this build yet: `memcg bench slab` exited with %d)\n",
-		       WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	__atomic_fetch_add(&t->ws_pages, pages, __ATOMIC_RELAXED);
+	t->ws_charged += pages;
 	return 0;
+}
+
+static void *tenant_main(void *arg)
+{
+	struct tenant *t = arg;
+	unsigned long key = 0;
+	long per_tick = t->cache_mib_s * PAGES_PER_MIB * TICK_MS / 1000;
+	long leak_tick = t->leak_mib_s * PAGES_PER_MIB * TICK_MS / 1000;
+	for (long left = t->ws_mib * PAGES_PER_MIB; left > 0; left -= 64)
+		ws_charge(t, left < 64 ? left : 64);
+	while (!stop_tenants) {
+		for (long i = 0; i < per_tick; i++) {
+			if (mcg_charge(t->g, 1, 0)) {
+				__atomic_fetch_add(&t->failed, 1, __ATOMIC_RELAXED);
+				break;
+			}
+			struct entry *e = mcg_cache_alloc(entry_cache);
+			if (!e) {
+				mcg_uncharge(t->g, 1);
+				break;
+			}
+			mcg_lru_link_init(&e->link);
+			e->t = t;
+			e->key = key++;
+			__atomic_fetch_add(&t->entries, 1, __ATOMIC_RELAXED);
+			mcg_list_lru_add(lru, &e->link, 0, t->g);
+		}
+		if (leak_tick)
+			ws_charge(t, leak_tick);
+		usleep(TICK_MS * 1000);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ reading the files */
+
+static long read_num(mcg_group_t *g, const char *file)
+{
+	char buf[64];
+	if (mcg_group_read(g, file, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strncmp(buf, "max", 3) ? atol(buf) : -2;
+}
+
+static long keyed(mcg_group_t *g, const char *file, const char *key)
+{
+	char buf[4096];
+	if (mcg_group_read(g, file, buf, sizeof(buf)) <= 0)
+		return 0;
+	size_t kl = strlen(key);
+	for (char *p = buf; p && *p;) {
+		if (!strncmp(p, key, kl) && p[kl] == ' ')
+			return atol(p + kl + 1);
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	return 0;
+}
+
+static void fmt_bytes(char *buf, size_t len, long v)
+{
+	if (v == -2)
+		snprintf(buf, len, "max");
+	else if (v < 0)
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, "%.1fM", (double)v / MIB);
+}
+
+static void print_row(const char *label, mcg_group_t *g)
+{
+	char cur[16], high[16], max[16];
+	fmt_bytes(cur, sizeof(cur), read_num(g, "memory.current"));
+	fmt_bytes(high, sizeof(high), read_num(g, "memory.high"));
+	fmt_bytes(max, sizeof(max), read_num(g, "memory.max"));
+	printf("  %-8s %8s %7s %7s | %9.1fM %5ld %5ld %5ld %5ld %8ld\n", label, cur, high, max,
+	       (double)keyed(g, "memory.stat", "pgsteal") * 4096 / MIB,
+	       keyed(g, "memory.events", "low"), keyed(g, "memory.events", "high"),
+	       keyed(g, "memory.events", "max"), keyed(g, "memory.events", "oom"),
+	       keyed(g, "memory.events", "oom_kill"));
+}
+
+/* ------------------------------------------------------------ setup and teardown */
+
+static int setup(void)
+{
+	mcg_reclaim_init();
+	entry_cache = mcg_cache_create("demo_entry", sizeof(struct entry), 0, MCG_CACHE_RECLAIMABLE,
+	                               NULL);
+	mcg_shrinker_ops_t ops = {.name = "demo-cache",
+	                          .count_objects = cache_count,
+	                          .scan_objects = cache_scan,
+	                          .seeks = MCG_DEFAULT_SEEKS,
+	                          .flags = MCG_SHRINKER_MEMCG_AWARE};
+	if (!entry_cache || mcg_shrinker_create(&ops, &shrinker) ||
+	    mcg_list_lru_create(shrinker, &lru) || mcg_shrinker_register(shrinker))
+		return -1;
+	if (mcg_group_create(NULL, "tenants", &parent) ||
+	    mcg_group_write(parent, "memory.max", "192M"))
+		return -1;
+	for (int i = 0; i < NR_TENANTS; i++) {
+		struct tenant *t = &tenants[i];
+		if (mcg_group_create(parent, t->name, &t->g))
+			return -1;
+		if ((t->max && mcg_group_write(t->g, "memory.max", t->max)) ||
+		    (t->high && mcg_group_write(t->g, "memory.high", t->high)) ||
+		    (t->low && mcg_group_write(t->g, "memory.low", t->low)))
+			return -1;
+	}
+	mcg_oom_set_policy(oom_policy, NULL);
+	return 0;
+}
+
+static void teardown(void)
+{
+	mcg_oom_set_policy(NULL, NULL);
+	mcg_shrinker_unregister(shrinker);
+	mcg_lru_link_t dispose;
+	mcg_lru_link_init(&dispose);
+	mcg_list_lru_walk(lru, isolate, &dispose, ~0UL);
+	dispose_all(&dispose);
+	for (int i = 0; i < NR_TENANTS; i++) {
+		struct tenant *t = &tenants[i];
+		long n = __atomic_exchange_n(&t->ws_pages, 0, __ATOMIC_RELAXED);
+		if (n > 0)
+			mcg_uncharge(t->g, (unsigned long)n);
+		mcg_group_remove(t->g);
+		mcg_group_put(t->g);
+	}
+	mcg_group_remove(parent);
+	mcg_group_put(parent);
+	mcg_list_lru_destroy(lru);
+	mcg_shrinker_destroy(shrinker);
+	mcg_cache_destroy(entry_cache);
+}
+
+/* ------------------------------------------------------------ the command */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: memcg demo [--seconds N] [--program]\n"
+	           "  Four tenants with limits and protections fill caches on top of\n"
+	           "  working sets, one of them leaking; every second their memory and\n"
+	           "  events, then what the limits did.  --program: the first demo (a\n"
+	           "  python3 workload on memcg's allocator) instead.\n");
 }
 
 int mcg_cmd_demo(int argc, char **argv)
 {
-	if (argc > 1) {
-		bool help = !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help");
-		fprintf(help ? stdout : stderr,
-		        "usage: memcg demo\n"
-		        "  Run a short python3 workload on glibc's malloc and on memcg's\n"
-		        "  allocator (memcg run), print its slabinfo and a summary, then the\n"
-		        "  slab benchmark's smoke run.\n");
-		return help ? 0 : 2;
-	}
-	char preload[PATH_MAX];
-	if (mcg_run_find_preload(preload, sizeof(preload)))
-		return 1;
-	char dir[] = "/tmp/memcg-demo-XXXXXX";
-	if (!mkdtemp(dir)) {
-		perror("memcg demo: mkdtemp");
-		return 1;
-	}
-	char script[PATH_MAX], report[PATH_MAX], out_a[PATH_MAX], out_b[PATH_MAX];
-	snprintf(script, sizeof(script), "%s/workload.py", dir);
-	snprintf(report, sizeof(report), "%s/slabinfo.txt", dir);
-	snprintf(out_a, sizeof(out_a), "%s/out-glibc.txt", dir);
-	snprintf(out_b, sizeof(out_b), "%s/out-memcg.txt", dir);
-
-	char *py_argv[] = {"python3", script, NULL};
-	char *sort_argv[] = {"sort", "-n", script, NULL};
-	char *const *wl = py_argv;
-	const char *what = "python3: 4 threads, a JSON session cache per thread";
-	FILE *f = fopen(script, "w");
-	if (!f) {
-		perror("memcg demo");
-		return 1;
-	}
-	if (on_path("python3")) {
-		fputs(demo_script, f);
-	} else {
-		/* No python3: sort a generated file instead. */
-		unsigned long x = 88172645463325252ul;
-		for (int i = 0; i < 400000; i++) {
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			fprintf(f, "%lu line-%d\n", x % 100000007, i);
-		}
-		wl = sort_argv;
-		what = "sort -n over 400000 generated lines (python3 is not installed)";
-	}
-	fclose(f);
-
-	printf("memcg demo: a real program on memcg's slab allocator\n\n"
-	       "== Workload: %s\n",
-	       what);
-	struct demo_run a = run_once(wl, NULL, NULL, out_a);
-	struct demo_run b = run_once(wl, preload, report, out_b);
-	char *res_a = read_text(out_a), *res_b = read_text(out_b), *rep = read_text(report);
-	int rc = 0;
-	if (a.status != 0 || b.status != 0 || !res_a || !res_b || strcmp(res_a, res_b)) {
-		fprintf(stderr,
-		        "memcg demo: the workload failed (glibc: status %d, memcg: status %d)"
-		        " or their outputs differ\n",
-		        a.status, b.status);
-		rc = 1;
-	} else {
-		const char *shown = res_b;
-		if (wl == sort_argv)
-			shown = "(sorted output identical on both allocators)\n";
-		printf("output: %s", shown);
-		printf("\n%-18s %10s %14s\n", "allocator", "time (s)", "peak RSS (MiB)");
-		printf("%-18s %10.2f %14.1f\n", "glibc malloc", a.seconds, a.max_rss_kib / 1024.0);
-		printf("%-18s %10.2f %14.1f\n\n", "memcg (memcg run)", b.seconds,
-		       b.max_rss_kib / 1024.0);
-		if (rep && strstr(rep, "slabinfo - version"))
-			print_slabinfo(rep);
-		else {
-			fprintf(stderr, "memcg demo: the program left no slabinfo report\n");
-			rc = 1;
+	int seconds = 16;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--program")) {
+			return mcg_demo_program();
+		} else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
+			seconds = atoi(argv[++i]);
+			if (seconds < 1 || seconds > 600) {
+				usage(stderr);
+				return 2;
+			}
+		} else {
+			usage(stderr);
+			return 2;
 		}
 	}
-	free(res_a);
-	free(res_b);
-	free(rep);
-	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-	if (rc == 0)
-		bench_summary();
-	return rc;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (setup()) {
+		fprintf(stderr, "memcg demo: setup failed\n");
+		return 1;
+	}
+	mcg_pressure_status_t ps;
+	int perr = mcg_pressure_start(NULL);
+	mcg_pressure_status(&ps);
+
+	printf("memcg demo: four tenants in one process, %d s\n\n", seconds);
+	printf("  tenants   max 192M\n"
+	       "   |- gold    max 96M, low 48M   working set 24M, cache +12M/s\n"
+	       "   |- silver  max 64M, high 48M  working set 16M, cache +12M/s\n"
+	       "   |- bronze  max 48M            working set  8M, cache +12M/s\n"
+	       "   `- rogue   max 48M            working set +8M/s (leaks), cache +6M/s\n\n");
+	if (perr)
+		printf("global pressure: not started (%s)\n\n", strerror(-perr));
+	else
+		printf("global pressure: budget %.0fM from %s\n  PSI: %s\n  usage: %s\n\n",
+		       (double)ps.budget / MIB, ps.budget_source, ps.psi_source, ps.usage_source);
+
+	for (int i = 0; i < NR_TENANTS; i++)
+		pthread_create(&tenants[i].thread, NULL, tenant_main, &tenants[i]);
+	for (int i = 0; i < NR_TENANTS; i++)
+		tenants[i].min_current = -1;
+
+	for (int s = 1; s <= seconds; s++) {
+		/* Sample 10 times a second for the summary's min/peak. */
+		for (int k = 0; k < 10; k++) {
+			usleep(100000);
+			for (int i = 0; i < NR_TENANTS; i++) {
+				struct tenant *t = &tenants[i];
+				long cur = read_num(t->g, "memory.current");
+				if (cur > t->peak_current)
+					t->peak_current = cur;
+				if (s > 3 && (t->min_current < 0 || cur < t->min_current))
+					t->min_current = cur;
+			}
+		}
+		printf("t=%2ds     current    high     max | reclaimed   low  high   max   oom "
+		       "oom_kill\n",
+		       s);
+		print_row("tenants", parent);
+		for (int i = 0; i < NR_TENANTS; i++)
+			print_row(tenants[i].name, tenants[i].g);
+	}
+	stop_tenants = 1;
+	for (int i = 0; i < NR_TENANTS; i++)
+		pthread_join(tenants[i].thread, NULL);
+
+	/* ---- the summary */
+	printf("\nWhat the limits did:\n");
+	long parent_peak = read_num(parent, "memory.peak");
+	printf("  tenants: peak %.1fM under its max 192M; the four competed for it, and "
+	       "reclaim took %.1fM back from their caches\n",
+	       (double)parent_peak / MIB,
+	       (double)keyed(parent, "memory.stat", "pgsteal") * 4096 / MIB);
+	bool ok = parent_peak <= 192 * MIB + 64.0 * 4096 * 64;
+	long rogue_oom = 0;
+	for (int i = 0; i < NR_TENANTS; i++) {
+		struct tenant *t = &tenants[i];
+		long oom = keyed(t->g, "memory.events", "oom");
+		long low = keyed(t->g, "memory.events", "low");
+		long high = keyed(t->g, "memory.events", "high");
+		long max = keyed(t->g, "memory.events", "max");
+		double reclaimed = (double)keyed(t->g, "memory.stat", "pgsteal") * 4096 / MIB;
+		printf("  %-7s ", t->name);
+		if (t->low)
+			printf("memory.low %s protected it: it never went below %.1fM after "
+			       "warm-up "
+			       "(low events %ld: reclaimed below low only when nothing else could "
+			       "give); ",
+			       t->low, (double)t->min_current / MIB, low);
+		if (t->high && !t->leak_mib_s)
+			printf("memory.high %s held it near %s (high events %ld); ", t->high,
+			       t->high, high);
+		if (!t->leak_mib_s)
+			printf("peak %.1fM under max %s, %.1fM of cache reclaimed, %ld max events, "
+			       "%ld OOM\n",
+			       (double)t->peak_current / MIB, t->max, reclaimed, max, oom);
+		else
+			printf("leaked %.0fM of unreclaimable memory; reclaim first took %.1fM of "
+			       "its cache, then max %s stopped it: %ld max events, %ld OOM, killed "
+			       "%ld times by the OOM policy (its working set released), %ld "
+			       "charges refused\n",
+			       (double)t->ws_charged / PAGES_PER_MIB, reclaimed, t->max, max, oom,
+			       t->kills, t->failed);
+		if (!t->leak_mib_s && oom)
+			ok = false;
+		if (t->leak_mib_s)
+			rogue_oom = oom;
+	}
+	if (ps.running) {
+		mcg_pressure_status(&ps);
+		printf("  global pressure: %lu checks, %lu over the high watermark (%.0fM), "
+		       "%lu PSI events, %.1fM reclaimed\n",
+		       ps.wakeups, ps.wakeups_watermark, (double)ps.high / MIB, ps.wakeups_psi,
+		       (double)ps.reclaimed / MIB);
+	}
+	if (!ok)
+		printf("  UNEXPECTED: a well-behaved tenant hit OOM or the parent exceeded its "
+		       "max.\n");
+	else if (rogue_oom)
+		printf("  Only the rogue tenant ran out of memory; the others kept working "
+		       "within their limits.\n");
+	else
+		printf("  No tenant ran out of memory in %d s.\n", seconds);
+	mcg_pressure_stop();
+	teardown();
+	return ok ? 0 : 1;
 }

@@ -39,6 +39,7 @@
 
 #include "base/log.h"
 #include "group/group.h"
+#include "memcg/reclaim.h"
 
 #define PAGE_SIZE ((size_t)MCG_GROUP_PAGE_SIZE)
 #define PROC_SUPER_MAGIC_ 0x9fa0
@@ -479,10 +480,11 @@ static void psi_setup(void)
 
 /* ------------------------------------------------------------ balance */
 
+/* The default: global background reclaim (memory.stat pgscan_kswapd / pgsteal_kswapd). */
 static size_t reclaim_root(size_t nr_bytes, void *arg)
 {
 	unsigned long pages = (unsigned long)((nr_bytes + PAGE_SIZE - 1) / PAGE_SIZE);
-	return (size_t)mcg_group_reclaim_hook_call(mcg_group_root(), pages) * PAGE_SIZE;
+	return (size_t)mcg_reclaim(NULL, pages, MCG_RECLAIM_BACKGROUND) * PAGE_SIZE;
 }
 
 /* One pass; @psi: woken by pressure.  pass_lock held.  Return bytes reclaimed. */
