@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "group/group.h"
+#include "memcg/reclaim.h"
 #include "reclaim/pressure.h"
 #include "test.h"
 
@@ -420,6 +421,99 @@ static void test_stop_during_reclaim(void)
 	uncharge_all();
 }
 
+/* ------------------------------------------------------------ with real shrinkers */
+
+/* Cached objects: one page charged per object, on a memcg-aware list_lru. */
+struct obj {
+	mcg_lru_link_t link;
+	mcg_group_t *g;
+};
+static mcg_list_lru_t *obj_lru;
+
+static enum mcg_lru_status obj_isolate(mcg_lru_link_t *item, mcg_list_lru_one_t *list, void *arg)
+{
+	mcg_list_lru_isolate_move(list, item, arg);
+	return MCG_LRU_REMOVED;
+}
+
+static void obj_dispose(mcg_lru_link_t *dispose)
+{
+	for (mcg_lru_link_t *l = dispose->next, *next; l != dispose; l = next) {
+		next = l->next;
+		struct obj *o = (struct obj *)l;
+		mcg_uncharge(o->g, 1);
+		free(o);
+	}
+}
+
+static unsigned long obj_count(mcg_shrinker_t *s, mcg_shrink_control_t *sc)
+{
+	return mcg_list_lru_shrink_count(obj_lru, sc);
+}
+
+static unsigned long obj_scan(mcg_shrinker_t *s, mcg_shrink_control_t *sc)
+{
+	mcg_lru_link_t dispose;
+	mcg_lru_link_init(&dispose);
+	unsigned long n = mcg_list_lru_shrink_walk(obj_lru, sc, obj_isolate, &dispose);
+	obj_dispose(&dispose);
+	return n;
+}
+
+/*
+ * The default reclaim function: the thread, woken over the high watermark,
+ * runs the shrinkers through mcg_reclaim(NULL, BACKGROUND) down to the low
+ * watermark, counted as pgsteal_kswapd in memory.stat.
+ */
+static void test_default_reclaim_shrinkers(void)
+{
+	mcg_shrinker_t *s;
+	mcg_shrinker_ops_t ops = {.name = "pressure-test",
+	                          .count_objects = obj_count,
+	                          .scan_objects = obj_scan,
+	                          .flags = MCG_SHRINKER_MEMCG_AWARE};
+	REQUIRE(mcg_shrinker_create(&ops, &s) == 0);
+	REQUIRE(mcg_list_lru_create(s, &obj_lru) == 0);
+	REQUIRE(mcg_shrinker_register(s) == 0);
+	fresh_tree();
+	REQUIRE(mcg_pressure_set_root(tmp) == 0);
+	mcg_pressure_config_t c = {.interval_ms = 3600000, .budget = 2048 * PG};
+	for (int i = 0; i < 2000; i++) {
+		struct obj *o = calloc(1, sizeof(*o));
+		REQUIRE(o && mcg_charge(t, 1, 0) == 0);
+		o->g = t;
+		mcg_lru_link_init(&o->link);
+		mcg_list_lru_add(obj_lru, &o->link, 0, t);
+	}
+	mcg_group_drain_stocks();
+	REQUIRE(mcg_pressure_start(&c) == 0);
+	mcg_pressure_status_t st0 = status();
+	mcg_pressure_wake();
+	for (int i = 0; i < 5000 && status().reclaimed == 0; i++)
+		usleep(1000);
+	usleep(20000);
+	mcg_pressure_stop();
+	mcg_pressure_status_t st1 = status();
+	mcg_group_drain_stocks();
+	size_t root = (size_t)mcg_page_counter_read(&mcg_group_root()->memory) * PG;
+	CHECK(st1.reclaimed >= 2000 * PG - st0.low - 64 * PG);
+	CHECK(root <= st0.low + 64 * PG);
+	CHECK(mcg_list_lru_count(obj_lru) < 2000);
+	char stat[4096];
+	CHECK(mcg_group_read(t, "memory.stat", stat, sizeof(stat)) > 0);
+	CHECK(strstr(stat, "pgsteal_kswapd 0\n") == NULL);
+	mcg_shrinker_unregister(s);
+	mcg_lru_link_t dispose;
+	mcg_lru_link_init(&dispose);
+	mcg_list_lru_walk(obj_lru, obj_isolate, &dispose, ~0UL);
+	obj_dispose(&dispose);
+	mcg_list_lru_destroy(obj_lru);
+	mcg_shrinker_destroy(s);
+	mcg_group_drain_stocks();
+	CHECK_EQ(mcg_page_counter_read(&mcg_group_root()->memory), 0);
+	REQUIRE(mcg_pressure_set_root(NULL) == 0);
+}
+
 /* The real system: whatever it has, the status is consistent and readable. */
 static void test_real_system(void)
 {
@@ -456,6 +550,7 @@ int main(void)
 	RUN(test_thread_wakeups);
 	RUN(test_psi_polled);
 	RUN(test_stop_during_reclaim);
+	RUN(test_default_reclaim_shrinkers);
 	RUN(test_real_system);
 	mcg_pressure_set_root(NULL);
 	if (tmp[0])
