@@ -405,10 +405,9 @@ int mcg_cmd_demo(int argc, char **argv)
 			       "%ld OOM\n",
 			       (double)t->peak_current / MIB, t->max, reclaimed, max, oom);
 		else
-			printf("leaked %.0fM of unreclaimable memory; reclaim first took %.1fM of "
-			       "its cache, then max %s stopped it: %ld max events, %ld OOM, killed "
-			       "%ld times by the OOM policy (its working set released), %ld "
-			       "charges refused\n",
+			printf("leaked %.0fM of unreclaimable memory; reclaim took %.1fM of its "
+			       "cache; at max %s: %ld max events, %ld OOM, killed %ld times by "
+			       "the OOM policy (its working set released), %ld charges refused\n",
 			       (double)t->ws_charged / PAGES_PER_MIB, reclaimed, t->max, max, oom,
 			       t->kills, t->failed);
 		if (!t->leak_mib_s && oom)

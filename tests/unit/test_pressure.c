@@ -96,15 +96,15 @@ static size_t give_back(size_t nr_bytes, void *arg)
 static void charge_t(long pages)
 {
 	REQUIRE(mcg_charge(t, (unsigned long)pages, 0) == 0);
-	t_pages += pages;
+	__atomic_fetch_add(&t_pages, pages, __ATOMIC_RELAXED);
 	mcg_group_drain_stocks();
 }
 
 static void uncharge_all(void)
 {
-	if (t_pages)
-		mcg_uncharge(t, (unsigned long)t_pages);
-	t_pages = 0;
+	long n = __atomic_exchange_n(&t_pages, 0, __ATOMIC_RELAXED);
+	if (n)
+		mcg_uncharge(t, (unsigned long)n);
 	mcg_group_drain_stocks();
 	reclaim_calls = 0;
 	reclaim_mode = 0;
@@ -341,7 +341,7 @@ static void test_balance_external_usage(void)
 	size_t want = 8000000 - s.low; /* 1289114 bytes: more than memcg holds */
 	CHECK(want > 256 * PG);
 	CHECK_EQ(got, (long)(256 * PG));
-	CHECK_EQ(t_pages, 0);
+	CHECK_EQ(__atomic_load_n(&t_pages, __ATOMIC_RELAXED), 0);
 	/* Without the external usage flag, only the root's usage counts. */
 	mcg_pressure_stop();
 	mcg_pressure_config_t c = quiet;
@@ -397,7 +397,8 @@ static void test_psi_polled(void)
 	mcg_pressure_status_t s = status();
 	CHECK(s.wakeups_psi >= 1);
 	CHECK_EQ(s.wakeups_watermark, 0);
-	CHECK(reclaim_asked >= 1600 * PG / 16 - PG * 64); /* root usage, stocks aside */
+	CHECK(__atomic_load_n(&reclaim_asked, __ATOMIC_RELAXED) >=
+	      1600 * PG / 16 - PG * 64); /* root usage, stocks aside */
 	put("proc/pressure/memory", "some avg10=0.00 avg60=3.00 avg300=1.00 total=123456\n");
 	mcg_pressure_stop();
 	uncharge_all();
