@@ -19,7 +19,9 @@ enum mcg_lock_rank {
 	MCG_RANK_GROUP_TREE = 15, /* group hierarchy (create/remove/iterate) */
 	MCG_RANK_PCPU = 20,       /* one CPU's array of one cache */
 	MCG_RANK_NODE = 30,       /* one cache's slab lists on one node */
+	MCG_RANK_SLAB = 35,       /* one slab: freelist, bitmap, inuse (spin) */
 	MCG_RANK_PAGE = 40,       /* the page allocator of one node */
+	MCG_RANK_LRU = 80,        /* one list of a list_lru (child before parent on reparent) */
 	MCG_RANK_LEAF = 90,       /* leaf locks: nothing is taken under them */
 };
 
@@ -33,14 +35,14 @@ void mcg_lock_init(mcg_lock_t *l, int rank);
 /** mcg_lock_destroy - release the resources of an unlocked lock. */
 void mcg_lock_destroy(mcg_lock_t *l);
 
-void mcg_lock_check_acquire_(const mcg_lock_t *l);
-void mcg_lock_check_release_(const mcg_lock_t *l);
+void mcg_lock_check_acquire_(int rank);
+void mcg_lock_check_release_(int rank);
 
 /** mcg_lock - acquire @l.  Pair with mcg_unlock(). */
 static inline void mcg_lock(mcg_lock_t *l)
 {
 	if (mcg_config_debug)
-		mcg_lock_check_acquire_(l);
+		mcg_lock_check_acquire_(l->rank);
 	pthread_mutex_lock(&l->mutex);
 }
 
@@ -48,8 +50,44 @@ static inline void mcg_lock(mcg_lock_t *l)
 static inline void mcg_unlock(mcg_lock_t *l)
 {
 	if (mcg_config_debug)
-		mcg_lock_check_release_(l);
+		mcg_lock_check_release_(l->rank);
 	pthread_mutex_unlock(&l->mutex);
+}
+
+/**
+ * A spin lock with a rank, for short critical sections (one slab's objects).
+ * Zero is unlocked, so zeroed memory holds a ready lock.  A waiter spins a
+ * while, then yields the CPU (the holder may have been preempted).
+ */
+typedef struct mcg_spin {
+	uint32_t locked;
+	int rank;
+} mcg_spin_t;
+
+/** mcg_spin_init - initialise @l with @rank (or zero it and set the rank). */
+static inline void mcg_spin_init(mcg_spin_t *l, int rank)
+{
+	l->locked = 0;
+	l->rank = rank;
+}
+
+void mcg_spin_wait_(mcg_spin_t *l);
+
+/** mcg_spin_lock - acquire @l.  Pair with mcg_spin_unlock(). */
+static inline void mcg_spin_lock(mcg_spin_t *l)
+{
+	if (mcg_config_debug)
+		mcg_lock_check_acquire_(l->rank);
+	if (unlikely(__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)))
+		mcg_spin_wait_(l);
+}
+
+/** mcg_spin_unlock - release @l. */
+static inline void mcg_spin_unlock(mcg_spin_t *l)
+{
+	if (mcg_config_debug)
+		mcg_lock_check_release_(l->rank);
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
 }
 
 /** mcg_lock_raw / mcg_unlock_raw - without rank checks (fork handlers only). */

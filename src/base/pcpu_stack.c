@@ -2,17 +2,16 @@
 /* base/pcpu_stack.c - the locked path of per-CPU stacks (see pcpu_stack.h). */
 #include "base/pcpu_stack.h"
 
-int mcg_locked_stack_pop(struct mcg_pcpu_stack *base, void **out)
+void *mcg_locked_stack_pop(struct mcg_pcpu_stack *base)
 {
 	struct mcg_pcpu_stack *s = mcg_pcpu_stack_lock_mine(base);
-	int r = MCG_PCPU_FAIL;
+	void *obj = NULL;
 	if (s->cur > s->lo) {
-		*out = s->slots[s->cur - 1];
+		obj = s->slots[s->cur - 1];
 		MCG_WRITE_ONCE(s->cur, s->cur - 1); /* read racily by stats and reap */
-		r = MCG_PCPU_OK;
 	}
 	mcg_unlock(&s->lock);
-	return r;
+	return obj;
 }
 
 int mcg_locked_stack_push(struct mcg_pcpu_stack *base, void *obj)

@@ -87,7 +87,8 @@ static inline struct mcg_pcpu_stack *mcg_pcpu_stack_of(struct mcg_pcpu_stack *ba
 	"shlq $7, %%rax\n\t"                                                   \
 	"addq %[base], %%rax\n\t"
 
-static inline int mcg_rseq_stack_pop(struct mcg_pcpu_stack *base, void **out)
+/* Pop this CPU's top object; NULL if the stack is empty or stopped. */
+static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *base)
 {
 	void *obj;
 retry:
@@ -106,12 +107,11 @@ retry:
 		: [rseq] "r"(mcg_rseq_offset), [base] "r"(base)
 		: "rax", "rcx", "rdx", "memory", "cc"
 		: abort, empty);
-	*out = obj;
-	return MCG_PCPU_OK;
+	return obj;
 abort:
 	goto retry;
 empty:
-	return MCG_PCPU_FAIL;
+	return NULL;
 }
 
 static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *base, void *obj)
@@ -225,7 +225,7 @@ empty:
 	return 0;
 }
 #else
-static inline int mcg_rseq_stack_pop(struct mcg_pcpu_stack *b, void **o) { return MCG_PCPU_FAIL; }
+static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *b) { return NULL; }
 static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *b, void *o) { return MCG_PCPU_FAIL; }
 static inline uint32_t mcg_rseq_stack_push_batch(struct mcg_pcpu_stack *b, void *const *s, uint32_t n) { return 0; }
 static inline uint32_t mcg_rseq_stack_pop_batch(struct mcg_pcpu_stack *b, void **d, uint32_t n) { return 0; }
@@ -240,19 +240,19 @@ static inline struct mcg_pcpu_stack *mcg_pcpu_stack_lock_mine(struct mcg_pcpu_st
 	return s;
 }
 
-int mcg_locked_stack_pop(struct mcg_pcpu_stack *base, void **out);
+void *mcg_locked_stack_pop(struct mcg_pcpu_stack *base);
 int mcg_locked_stack_push(struct mcg_pcpu_stack *base, void *obj);
 uint32_t mcg_locked_stack_push_batch(struct mcg_pcpu_stack *base, void *const *src, uint32_t n);
 uint32_t mcg_locked_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, uint32_t n);
 
 /* ---- the entry points ---- */
 
-/** mcg_pcpu_stack_pop - pop this CPU's top object.  Return MCG_PCPU_OK or _FAIL. */
-static mcg_always_inline int mcg_pcpu_stack_pop(struct mcg_pcpu_stack *base, void **out)
+/** mcg_pcpu_stack_pop - pop this CPU's top object; NULL if empty or stopped. */
+static mcg_always_inline void *mcg_pcpu_stack_pop(struct mcg_pcpu_stack *base)
 {
 	if (likely(mcg_percpu_use_rseq()))
-		return mcg_rseq_stack_pop(base, out);
-	return mcg_locked_stack_pop(base, out);
+		return mcg_rseq_stack_pop(base);
+	return mcg_locked_stack_pop(base);
 }
 
 /** mcg_pcpu_stack_push - push @obj on this CPU.  Return _OK, _FAIL (full) or _DOUBLE. */

@@ -75,6 +75,22 @@ mcg_noinline void *mcg_cache_alloc_slow(struct mcg_cache *c)
 	return objs[0];
 }
 
+/* The fast paths of locked mode (no rseq): a lock per CPU slot. */
+mcg_noinline void *mcg_cache_alloc_locked(struct mcg_cache *c)
+{
+	void *obj = mcg_locked_stack_pop(c->pcpu);
+	if (obj)
+		return obj;
+	return mcg_cache_alloc_slow(c);
+}
+
+mcg_noinline void mcg_cache_free_locked(struct mcg_cache *c, struct mcg_slab *s, void *obj)
+{
+	int r = mcg_locked_stack_push(c->pcpu, obj);
+	if (r != MCG_PCPU_OK)
+		mcg_cache_free_slow(c, obj, s, r);
+}
+
 mcg_noinline void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg_slab *s,
                                       int why)
 {
@@ -309,12 +325,14 @@ static size_t cache_report_live(struct mcg_cache *c)
 		for (int l = 0; l < 2; l++) {
 			mcg_list_for_each(pos, lists[l]) {
 				struct mcg_slab *s = mcg_list_entry(pos, struct mcg_slab, link);
+				mcg_spin_lock(&s->lock);
 				for (uint32_t i = 0; i < s->nobjs; i++) {
 					if (!(s->bitmap[i >> 6] & (1ull << (i & 63))))
 						continue;
 					live++;
 					mcg_report(MCG_REPORT_LEAK, c, s->base + (size_t)i * c->slot_size);
 				}
+				mcg_spin_unlock(&s->lock);
 			}
 		}
 		mcg_unlock(&cn->lock);
@@ -364,7 +382,7 @@ mcg_public int mcg_cache_stats(mcg_cache_t *c, mcg_cache_stats_t *st)
 		st->num_slabs += slabs;
 		st->active_slabs += cn->nr_partial + cn->nr_full;
 		st->num_objs += slabs * c->objs_per_slab;
-		out += cn->inuse;
+		out += __atomic_load_n(&cn->inuse, __ATOMIC_RELAXED);
 		mcg_unlock(&cn->lock);
 	}
 	if (!c->debug) {

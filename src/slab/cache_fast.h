@@ -16,12 +16,16 @@
 
 enum { MCG_FREE_UNCHECKED = 16, MCG_FREE_MISALIGNED = 17 };
 
+/* Every exit is a return or a tail call: the fast path needs no stack frame. */
 static mcg_always_inline void *mcg_cache_alloc_fast(struct mcg_cache *c)
 {
-	void *obj;
-	if (likely(mcg_pcpu_stack_pop(c->pcpu, &obj) == MCG_PCPU_OK))
-		return obj;
-	return mcg_cache_alloc_slow(c);
+	if (likely(mcg_percpu_use_rseq())) {
+		void *obj = mcg_rseq_stack_pop(c->pcpu);
+		if (likely(obj))
+			return obj;
+		return mcg_cache_alloc_slow(c);
+	}
+	return mcg_cache_alloc_locked(c);
 }
 
 /* Free @obj, known to lie in slab @s of cache @c. */
@@ -32,10 +36,14 @@ static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mc
 		mcg_cache_free_slow(c, obj, s, MCG_FREE_MISALIGNED);
 		return;
 	}
-	int r = mcg_pcpu_stack_push(c->pcpu, obj);
-	if (likely(r == MCG_PCPU_OK))
+	if (likely(mcg_percpu_use_rseq())) {
+		int r = mcg_rseq_stack_push(c->pcpu, obj);
+		if (likely(r == MCG_PCPU_OK))
+			return;
+		mcg_cache_free_slow(c, obj, s, r);
 		return;
-	mcg_cache_free_slow(c, obj, s, r);
+	}
+	mcg_cache_free_locked(c, s, obj);
 }
 
 #endif /* MCG_SLAB_CACHE_FAST_H */

@@ -59,7 +59,14 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 	struct mcg_chunk *ch = mcg_chunk_of(span);
 	unsigned u = mcg_chunk_unit(ch, span);
 	struct mcg_slab *s = (struct mcg_slab *)ch->meta[u];
-	memset(s, 0, sizeof(*s));
+	/* Every field but the lock, which is unlocked whenever nobody holds it
+	 * (and zero, i.e. unlocked, in a fresh descriptor page). */
+	s->freelist = NULL;
+	s->inuse = 0;
+	s->carved = 0;
+	s->list = 0;
+	s->pinned = 0;
+	s->lock.rank = MCG_RANK_SLAB;
 	s->cache = c;
 	s->base = span;
 	s->bitmap = ch->bitmap[u];
@@ -122,6 +129,16 @@ static void *slab_alloc_one(struct mcg_cache *c, struct mcg_slab *s, bool *fresh
 	return obj;
 }
 
+/* The list @s belongs on, from its state.  Slab lock held. */
+static uint8_t slab_wanted_list(const struct mcg_slab *s)
+{
+	if (s->inuse == 0)
+		return MCG_SLAB_EMPTY;
+	if (!s->freelist && s->carved == s->nobjs)
+		return MCG_SLAB_FULL; /* full, or corrupt: retired */
+	return MCG_SLAB_PARTIAL;
+}
+
 unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned n,
                        uint64_t *fresh)
 {
@@ -144,6 +161,7 @@ unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned
 				break;
 			slab_set_list(cn, s, MCG_SLAB_PARTIAL);
 		}
+		mcg_spin_lock(&s->lock);
 		while (got < n) {
 			bool f;
 			void *obj = slab_alloc_one(c, s, &f);
@@ -153,11 +171,13 @@ unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned
 				*fresh |= 1ull << got;
 			objs[got++] = obj;
 		}
-		if (s->inuse == s->nobjs || (!s->freelist && s->carved == s->nobjs))
-			slab_set_list(cn, s, MCG_SLAB_FULL); /* full, or corrupt: retired */
+		uint8_t want = slab_wanted_list(s);
+		mcg_spin_unlock(&s->lock);
+		if (want != s->list)
+			slab_set_list(cn, s, want);
 	}
-	cn->inuse += got;
 	mcg_unlock(&cn->lock);
+	__atomic_add_fetch(&cn->inuse, got, __ATOMIC_RELAXED);
 	return got;
 }
 
@@ -178,53 +198,98 @@ static bool bytes_are(const unsigned char *p, size_t n, unsigned char v)
 	return true;
 }
 
-/* Put @obj (a checked object start of @s) back into @s.  Node lock held. */
-static void slab_free_one(struct mcg_cache *c, struct mcg_cache_node *cn, struct mcg_slab *s,
-                          void *obj)
+/* Put @obj (a checked object start of @s) back into @s.  Slab lock held.
+ * Return: 1 if freed, 0 if reported and left alone. */
+static unsigned slab_free_one(struct mcg_cache *c, struct mcg_slab *s, void *obj)
 {
 	long idx = mcg_slab_index(c, s, obj);
 	uint64_t bit = 1ull << (idx & 63);
-	if (!(s->bitmap[idx >> 6] & bit)) {
+	if (unlikely(!(s->bitmap[idx >> 6] & bit))) {
 		mcg_report(MCG_REPORT_DOUBLE_FREE, c, obj);
-		return;
+		return 0;
 	}
-	if (c->flags & MCG_CACHE_REDZONE) {
+	if (unlikely(c->debug)) {
 		size_t rz = c->link_offset - c->object_size;
-		if (!bytes_are((unsigned char *)obj + c->object_size, rz, 0xbb)) {
+		if ((c->flags & MCG_CACHE_REDZONE) &&
+		    !bytes_are((unsigned char *)obj + c->object_size, rz, 0xbb)) {
 			mcg_report(MCG_REPORT_REDZONE_CORRUPT, c, obj);
-			return;
+			return 0;
 		}
+		if ((c->flags & MCG_CACHE_POISON) && !c->ctor)
+			memset(obj, POISON_FREE, c->object_size);
 	}
-	if ((c->flags & MCG_CACHE_POISON) && !c->ctor)
-		memset(obj, POISON_FREE, c->object_size);
 	s->bitmap[idx >> 6] &= ~bit;
 	void **at = link_of(c, obj);
 	*at = freelist_code(c, s->freelist, at);
 	s->freelist = obj;
-	if (s->list == MCG_SLAB_FULL)
-		slab_set_list(cn, s, MCG_SLAB_PARTIAL);
 	s->inuse--;
-	cn->inuse--;
-	if (s->inuse == 0)
-		slab_set_list(cn, s, MCG_SLAB_EMPTY);
+	return 1;
+}
+
+/* Put slab @s (pinned by us) on the list its state asks for, then unpin it. */
+static void slab_fix_list(struct mcg_cache *c, struct mcg_slab *s)
+{
+	struct mcg_cache_node *cn = &c->nodes[s->node];
+	mcg_lock(&cn->lock);
+	mcg_spin_lock(&s->lock);
+	uint8_t want = slab_wanted_list(s);
+	s->pinned--;
+	mcg_spin_unlock(&s->lock);
+	if (want != s->list)
+		slab_set_list(cn, s, want);
+	mcg_unlock(&cn->lock);
+}
+
+/* Free the leading objects of @objs[0, @k) that lie in slab @s (at least the
+ * first).  Return: how many were consumed. */
+static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *const *objs,
+                              unsigned k)
+{
+	size_t span = (size_t)s->units << MCG_UNIT_SHIFT;
+	unsigned freed = 0, i = 0;
+	mcg_spin_lock(&s->lock);
+	bool was_full = s->inuse == s->nobjs;
+	if (likely(!c->debug)) {
+		/* slab_free_one() unrolled for the common case: the whole flush
+		 * cost of an object is its bit and its encoded link. */
+		void *head = s->freelist;
+		for (; i < k; i++) {
+			char *obj = objs[i];
+			uint64_t off = (uint64_t)(obj - s->base);
+			if (off >= span)
+				break;
+			uint64_t idx = (off * c->recip) >> MCG_RECIP_SHIFT;
+			uint64_t *w = &s->bitmap[idx >> 6], bit = 1ull << (idx & 63);
+			if (unlikely(!(*w & bit))) {
+				mcg_report(MCG_REPORT_DOUBLE_FREE, c, obj);
+				continue;
+			}
+			*w &= ~bit;
+			void **at = link_of(c, obj);
+			*at = freelist_code(c, head, at);
+			head = obj;
+			freed++;
+		}
+		s->freelist = head;
+		s->inuse -= freed;
+	} else {
+		for (; i < k && (uintptr_t)objs[i] - (uintptr_t)s->base < span; i++)
+			freed += slab_free_one(c, s, objs[i]);
+	}
+	bool move = freed && (was_full || s->inuse == 0);
+	if (move)
+		s->pinned++;
+	mcg_spin_unlock(&s->lock);
+	__atomic_sub_fetch(&c->nodes[s->node].inuse, freed, __ATOMIC_RELAXED);
+	if (move)
+		slab_fix_list(c, s);
+	return i;
 }
 
 void mcg_node_put(struct mcg_cache *c, void *const *objs, unsigned n)
 {
-	struct mcg_cache_node *held = NULL;
-	for (unsigned i = 0; i < n; i++) {
-		struct mcg_slab *s = mcg_slab_of(objs[i]);
-		struct mcg_cache_node *cn = &c->nodes[s->node];
-		if (cn != held) {
-			if (held)
-				mcg_unlock(&held->lock);
-			mcg_lock(&cn->lock);
-			held = cn;
-		}
-		slab_free_one(c, cn, s, objs[i]);
-	}
-	if (held)
-		mcg_unlock(&held->lock);
+	for (unsigned i = 0; i < n;)
+		i += slab_free_run(c, mcg_slab_of(objs[i]), objs + i, n - i);
 }
 
 size_t mcg_node_release_empty(struct mcg_cache *c, unsigned node, size_t keep, size_t max)
@@ -233,9 +298,17 @@ size_t mcg_node_release_empty(struct mcg_cache *c, unsigned node, size_t keep, s
 	struct mcg_list victims = MCG_LIST_INIT(victims);
 	size_t bytes = 0;
 	mcg_lock(&cn->lock);
-	while (cn->nr_empty > keep && max > 0) {
-		/* The oldest empty slab: the list's tail. */
-		struct mcg_slab *s = mcg_list_entry(cn->empty.prev, struct mcg_slab, link);
+	/* Oldest first: from the tail.  A pinned slab is about to move: skip it. */
+	for (struct mcg_list *pos = cn->empty.prev, *prev; pos != &cn->empty; pos = prev) {
+		prev = pos->prev;
+		if (cn->nr_empty <= keep || max == 0)
+			break;
+		struct mcg_slab *s = mcg_list_entry(pos, struct mcg_slab, link);
+		mcg_spin_lock(&s->lock);
+		bool busy = s->pinned || s->inuse;
+		mcg_spin_unlock(&s->lock);
+		if (busy)
+			continue;
 		mcg_list_move(&s->link, &victims);
 		s->list = 0;
 		MCG_WRITE_ONCE(cn->nr_empty, cn->nr_empty - 1); /* read racily by reap */

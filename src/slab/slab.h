@@ -24,8 +24,15 @@
  *
  * Locks (docs/design.md has the whole order)
  *   cache list (MCG_RANK_CACHE_LIST) -> a CPU array's lock (MCG_RANK_PCPU)
- *   -> node lock (MCG_RANK_NODE): slab lists, descriptors, bitmaps,
- *   freelists -> page allocator (MCG_RANK_PAGE).
+ *   -> node lock (MCG_RANK_NODE): the slab lists, which list a slab is on
+ *   -> slab lock (MCG_RANK_SLAB, a spin lock in the descriptor): the slab's
+ *   freelist, bitmap, inuse, carved -> page allocator (MCG_RANK_PAGE).
+ *   Freeing takes only slab locks (one per run of objects of one slab), so
+ *   CPUs flushing into different slabs never meet; the node lock is taken
+ *   only when a slab must change list (full -> partial, -> empty).  The
+ *   freeing thread then drops the slab lock, takes node + slab and puts the
+ *   slab where its state says; a `pinned` count keeps the slab from being
+ *   released while a thread is between the two.
  */
 #ifndef MCG_SLAB_SLAB_H
 #define MCG_SLAB_SLAB_H
@@ -57,8 +64,10 @@ struct mcg_slab {
 	uint32_t carved;         /* objects ever handed out: [0, carved) */
 	uint32_t nobjs;
 	uint16_t node;
-	uint8_t list;            /* enum mcg_slab_list */
+	uint8_t list;            /* enum mcg_slab_list (node lock) */
 	uint8_t units;
+	uint32_t pinned;         /* list fix-ups pending: not releasable (slab lock) */
+	mcg_spin_t lock;         /* zero when the descriptor is fresh: unlocked */
 };
 _Static_assert(sizeof(struct mcg_slab) <= MCG_UNIT_META_SIZE, "slab descriptor size");
 
@@ -66,7 +75,7 @@ struct mcg_cache_node {
 	mcg_lock_t lock;
 	struct mcg_list partial, full, empty;
 	size_t nr_partial, nr_full, nr_empty;
-	size_t inuse; /* objects out of this node's slabs */
+	size_t inuse; /* objects out of this node's slabs (atomic: frees skip the node lock) */
 } mcg_cacheline_aligned;
 
 struct mcg_cache {
@@ -140,8 +149,10 @@ void *mcg_debug_alloc(struct mcg_cache *c);
 void mcg_debug_free(struct mcg_cache *c, void *obj);
 
 /* ---- cache.c ---- */
-/** Slow paths of the fast path (cache_fast.h). */
+/** Slow paths of the fast path (cache_fast.h), and its locked-mode versions. */
 void *mcg_cache_alloc_slow(struct mcg_cache *c);
+void *mcg_cache_alloc_locked(struct mcg_cache *c);
+void mcg_cache_free_locked(struct mcg_cache *c, struct mcg_slab *s, void *obj);
 void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg_slab *s, int why);
 /** The global cache list: lock, and iteration under it. */
 extern mcg_lock_t mcg_cache_list_lock;
