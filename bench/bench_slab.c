@@ -984,10 +984,28 @@ int bench_slab_main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "--worker"))
 		return worker_main(argc - 2, argv + 2);
+	/* --case NAME runs one case (pair, free1m, growshrink, rss); the rest of
+	 * the flags are the common ones. */
+	const char *only = NULL;
+	char *args[64];
+	int nargs = 0;
+	for (int i = 0; i < argc && nargs < 63; i++) {
+		if (!strcmp(argv[i], "--case") && i + 1 < argc)
+			only = argv[++i];
+		else
+			args[nargs++] = argv[i];
+	}
+	args[nargs] = NULL;
+	if (only && strcmp(only, "pair") && strcmp(only, "free1m") && strcmp(only, "growshrink") &&
+	    strcmp(only, "rss")) {
+		fprintf(stderr, "memcg bench slab: unknown case '%s' "
+		                "(pair, free1m, growshrink, rss)\n", only);
+		return 2;
+	}
 	struct ctx *x = calloc(1, sizeof(*x));
 	if (!x)
 		return 1;
-	int rc = bench_parse_opts(argc, argv, &x->o);
+	int rc = bench_parse_opts(nargs, args, &x->o);
 	if (rc) {
 		free(x);
 		return rc;
@@ -1011,7 +1029,10 @@ int bench_slab_main(int argc, char **argv)
 			printf(" %s", x->var[i].name);
 		printf("; each measurement in its own process, variants interleaved\n");
 	}
-	rc = case_pair(x) || case_free1m(x) || case_growshrink(x) || case_rss(x);
+#define WANT(name) (!only || !strcmp(only, name))
+	rc = (WANT("pair") && case_pair(x)) || (WANT("free1m") && case_free1m(x)) ||
+	     (WANT("growshrink") && case_growshrink(x)) || (WANT("rss") && case_rss(x));
+#undef WANT
 	if (!rc && !x->o.json)
 		printf("\ntargets: %d met, %d missed (%.0f s)\n", x->met, x->missed,
 		       (double)(bench_now_ns() - t0) / 1e9);

@@ -7,8 +7,10 @@
  *  - SLABS: unit 0 holds this header (with a descriptor area and an object
  *    bitmap area per unit, owned by the slab layer); units 1..63 are handed
  *    out in power-of-two spans by the page allocator (pages.c);
- *  - LARGE: one block of a kmalloc too big for a size class; the header is
- *    the first page and the block follows.
+ *  - LARGE: one block of a kmalloc too big for a size class; the block
+ *    starts at MCG_UNIT_SIZE (or its alignment) so the descriptor area of
+ *    the header stays untouched zero: a slab lookup of a LARGE block's
+ *    address finds "no slab" without testing the kind.
  * A process-wide bitmap with one bit per possible chunk says which chunks
  * are memcg's: the O(1) test that rejects foreign pointers.
  *
@@ -76,6 +78,26 @@ static inline struct mcg_chunk *mcg_chunk_of(const void *p)
 /** mcg_chunk_register / unregister - mark the chunk at @c as memcg's or not. */
 void mcg_chunk_register(struct mcg_chunk *c);
 void mcg_chunk_unregister(struct mcg_chunk *c);
+
+/**
+ * mcg_chunk_slab_desc - the descriptor of the unit holding @p, which lies in
+ * a chunk memcg owns (SLABS or LARGE: a LARGE chunk's descriptors read zero).
+ */
+static inline void *mcg_chunk_slab_desc(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	struct mcg_chunk *c = (struct mcg_chunk *)(a & ~(MCG_CHUNK_SIZE - 1));
+	return c->meta[(a >> MCG_UNIT_SHIFT) & (MCG_UNITS_PER_CHUNK - 1)];
+}
+
+/** mcg_chunk_owned - does memcg own the chunk holding @p? */
+static inline bool mcg_chunk_owned(const void *p)
+{
+	uintptr_t idx = (uintptr_t)p >> MCG_CHUNK_SHIFT;
+	if (unlikely((uintptr_t)p >> MCG_VA_BITS))
+		return false;
+	return __atomic_load_n(&mcg_chunk_map_[idx >> 6], __ATOMIC_ACQUIRE) & (1ull << (idx & 63));
+}
 
 /** mcg_chunk_unit - the unit index of @p within its chunk @c. */
 static inline unsigned mcg_chunk_unit(const struct mcg_chunk *c, const void *p)

@@ -143,7 +143,8 @@ void *mcg_large_alloc(size_t size, size_t align)
 {
 	if (align > MCG_CHUNK_SIZE / 2)
 		return NULL;
-	size_t off = align > 4096 ? align : 4096;
+	/* Past the header's descriptor area (see chunk.h): it must read zero. */
+	size_t off = align > MCG_UNIT_SIZE ? align : MCG_UNIT_SIZE;
 	if (size > SIZE_MAX - off - 4096 - MCG_CHUNK_SIZE)
 		return NULL;
 	size_t map = MCG_ALIGN_UP(off + size, 4096);

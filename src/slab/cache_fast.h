@@ -37,7 +37,7 @@ static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mc
 		return;
 	}
 	if (likely(mcg_percpu_use_rseq())) {
-		int r = mcg_rseq_stack_push(c->pcpu, obj);
+		int r = mcg_rseq_stack_push(s->pcpu, obj);
 		if (likely(r == MCG_PCPU_OK))
 			return;
 		mcg_cache_free_slow(c, obj, s, r);

@@ -21,7 +21,7 @@
 #include "slab/cache_fast.h"
 
 #define KMALLOC_CLASSES 52
-#define KMALLOC_SMALL_MAX 1024
+#define KMALLOC_SMALL_MAX 4096
 
 static struct mcg_cache *kmalloc_caches[KMALLOC_CLASSES];
 static struct mcg_cache *kmalloc_small[KMALLOC_SMALL_MAX / 16 + 1]; /* by (size+15)/16 */
@@ -74,15 +74,12 @@ mcg_public void mcg_free(void *p)
 {
 	if (unlikely(!p))
 		return;
-	struct mcg_chunk *ch = mcg_chunk_of(p);
-	if (likely(ch && ch->kind == MCG_CHUNK_SLABS)) {
-		struct mcg_slab *s = ((struct mcg_slab *)ch->meta[mcg_chunk_unit(ch, p)])->head;
-		if (likely(s && s->cache)) {
-			mcg_cache_free_fast(s->cache, s, p);
-			return;
-		}
+	struct mcg_slab *s = mcg_slab_of(p);
+	if (likely(s)) {
+		mcg_cache_free_fast(s->cache, s, p);
+		return;
 	}
-	free_slow(p, ch);
+	free_slow(p, mcg_chunk_of(p));
 }
 
 /* ------------------------------------------------------------ set-up */

@@ -68,6 +68,9 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 	s->pinned = 0;
 	s->lock.rank = MCG_RANK_SLAB;
 	s->cache = c;
+	s->pcpu = c->pcpu;
+	s->recip = c->recip;
+	s->slot_size = c->slot_size;
 	s->base = span;
 	s->bitmap = ch->bitmap[u];
 	memset(s->bitmap, 0, (size_t)c->slab_units * MCG_UNIT_BITMAP_WORDS * 8);

@@ -57,6 +57,10 @@ struct mcg_slab {
 	struct mcg_slab *head;   /* first unit's descriptor; NULL: not a slab */
 	struct mcg_cache *cache;
 	char *base;              /* object 0 */
+	/* Copies of the cache's, so a free reads one line: */
+	struct mcg_pcpu_stack *pcpu; /* cache->pcpu */
+	uint64_t recip;          /* cache->recip */
+	uint32_t slot_size;      /* cache->slot_size */
 	void *freelist;          /* encoded links (node lock) */
 	uint64_t *bitmap;        /* one bit per object (node lock) */
 	struct mcg_list link;    /* on a node list (node lock) */
@@ -109,10 +113,9 @@ struct mcg_cache {
 /** mcg_slab_of - the slab holding @p, or NULL if @p is in no slab of memcg. */
 static inline struct mcg_slab *mcg_slab_of(const void *p)
 {
-	struct mcg_chunk *c = mcg_chunk_of(p);
-	if (unlikely(!c) || unlikely(c->kind != MCG_CHUNK_SLABS))
+	if (unlikely(!mcg_chunk_owned(p)))
 		return NULL;
-	struct mcg_slab *d = (struct mcg_slab *)c->meta[mcg_chunk_unit(c, p)];
+	struct mcg_slab *d = (struct mcg_slab *)mcg_chunk_slab_desc(p);
 	return __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
 }
 
@@ -120,9 +123,10 @@ static inline struct mcg_slab *mcg_slab_of(const void *p)
 static inline long mcg_slab_index(const struct mcg_cache *c, const struct mcg_slab *s,
                                   const void *p)
 {
+	(void)c; /* the slab carries the cache's geometry */
 	uint64_t off = (uint64_t)((const char *)p - s->base);
-	uint64_t idx = (off * c->recip) >> MCG_RECIP_SHIFT;
-	if (unlikely(idx * c->slot_size != off || idx >= s->nobjs))
+	uint64_t idx = (off * s->recip) >> MCG_RECIP_SHIFT;
+	if (unlikely(idx * s->slot_size != off || idx >= s->nobjs))
 		return -1;
 	return (long)idx;
 }
