@@ -183,7 +183,7 @@ void mcg_group_set_high_hook(mcg_group_high_fn fn, void *arg);
  * Writes at most @len bytes including a NUL (like snprintf; @buf may be NULL
  * when @len is 0).
  * Return: the text's length (>= @len means truncated), -ENOENT (no such
- * file) or -EINVAL.
+ * file), -EACCES (write-only: memory.reclaim) or -EINVAL.
  */
 ssize_t mcg_group_read(mcg_group_t *g, const char *file, char *buf, size_t len);
 
@@ -192,9 +192,12 @@ ssize_t mcg_group_read(mcg_group_t *g, const char *file, char *buf, size_t len);
  * "memory.low", "memory.high", "memory.max" accept bytes (rounded down to
  * pages) with an optional K/M/G/T suffix (powers of 1024), or "max";
  * trailing whitespace (a newline) is tolerated.  Lowering memory.max below
- * the usage drains the stocks and calls the reclaim hook.
+ * the usage drains the stocks and reclaims (memcg/reclaim.h) and calls the
+ * reclaim hook.  "memory.reclaim" (write-only, the root too) reclaims that
+ * many bytes from the subtree (memcg/reclaim.h).
  * Return: 0; -EINVAL (bad value, or the root's limits: nothing changed);
- * -EACCES (a read-only file); -ENOENT (no such file).
+ * -EACCES (a read-only file); -ENOENT (no such file); -EAGAIN
+ * (memory.reclaim could not reclaim that much).
  */
 int mcg_group_write(mcg_group_t *g, const char *file, const char *text);
 

@@ -20,6 +20,13 @@
 #include "memcg/kmalloc.h"
 
 mcg_lock_t mcg_group_tree_lock;
+const struct mcg_group_reclaim_ops *mcg_group_reclaim_ops;
+__thread struct mcg_reclaim_state *mcg_reclaim_state_current;
+
+void mcg_group_set_reclaim_ops(const struct mcg_group_reclaim_ops *ops)
+{
+	__atomic_store_n(&mcg_group_reclaim_ops, ops, __ATOMIC_RELEASE);
+}
 
 static struct mcg_group root_group;
 static pthread_once_t group_once = PTHREAD_ONCE_INIT;
@@ -85,6 +92,9 @@ static void group_release(struct mcg_group *g)
 	for (struct mcg_group *a = g->parent; a; a = a->parent)
 		a->nr_dying_descendants--;
 	mcg_unlock(&mcg_group_tree_lock);
+	const struct mcg_group_reclaim_ops *ops = mcg_group_reclaim_ops_get();
+	if (ops)
+		ops->release(g);
 	mcg_group_stat_free(g->pcpu_stat);
 	mcg_free(g);
 }
@@ -205,6 +215,10 @@ mcg_public int mcg_group_remove(mcg_group_t *g)
 	mcg_unlock(&mcg_group_tree_lock);
 	if (err)
 		return err;
+	/* Its cached objects go to its parent's lists (reclaim/list_lru.c). */
+	const struct mcg_group_reclaim_ops *ops = mcg_group_reclaim_ops_get();
+	if (ops)
+		ops->offline(g);
 	/* A stock caching a dying group would keep it (and its parent) alive. */
 	mcg_stock_drain_group(g);
 	mcg_group_put(g); /* the tree's reference */

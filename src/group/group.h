@@ -42,8 +42,20 @@ enum mcg_group_event {
 enum mcg_group_stat {
 	MCG_STAT_ANON,          /* pages charged by mcg_charge() (printed in bytes) */
 	MCG_STAT_CHARGE_FORCED, /* charges forced over max (MCG_CHARGE_FORCE) */
+	/* Reclaim (reclaim/vmscan.c), counted on the group whose objects it was:
+	 * objects scanned by shrinkers, pages uncharged by them; by kind.
+	 * memory.stat also prints the sums "pgscan" and "pgsteal". */
+	MCG_STAT_PGSCAN_DIRECT,
+	MCG_STAT_PGSCAN_KSWAPD,
+	MCG_STAT_PGSCAN_PROACTIVE,
+	MCG_STAT_PGSTEAL_DIRECT,
+	MCG_STAT_PGSTEAL_KSWAPD,
+	MCG_STAT_PGSTEAL_PROACTIVE,
+	MCG_STAT_THROTTLE_MS,   /* milliseconds charges slept over memory.high */
 	MCG_NR_STATS            /* at most MCG_PCPU_STRIDE / 8 */
 };
+
+struct mcg_reclaim_info; /* reclaim/shrinker.h */
 
 struct mcg_group {
 	struct mcg_page_counter memory; /* memory.current/min/low/high/max/peak */
@@ -60,8 +72,57 @@ struct mcg_group {
 	int64_t stat_dead[MCG_NR_STATS]; /* stats of freed descendants (tree lock) */
 	struct mcg_list children;  /* children, oldest first, dying ones too */
 	struct mcg_list sibling;   /* in parent->children */
+	/* reclaim/: per-group lists and shrinker marks, allocated on first
+	 * use (atomic pointer), freed at release through the reclaim ops. */
+	struct mcg_reclaim_info *reclaim;
+	/* The shared reclaim cursor of walks targeting this group: the last
+	 * group visited (referenced) and the walk's generation; protected by
+	 * reclaim/vmscan.c's cursor lock. */
+	struct mcg_group *reclaim_pos;
+	unsigned long reclaim_gen;
 	char name[MCG_GROUP_NAME_MAX + 1];
 };
+
+/*
+ * The reclaim layer's entry points, installed by mcg_reclaim_init(): the
+ * group layer is below reclaim/ and calls up only through these.
+ */
+struct mcg_group_reclaim_ops {
+	/* Reclaim about @nr_pages from @g's subtree (MCG_RECLAIM_* flags); pages reclaimed. */
+	unsigned long (*reclaim)(mcg_group_t *g, unsigned long nr_pages, unsigned flags);
+	/* OOM in @over for @nr_pages: true when the policy killed a victim (retry). */
+	bool (*oom)(mcg_group_t *over, unsigned long nr_pages);
+	/* A charge of @nr_pages left @g or an ancestor over memory.high. */
+	void (*over_high)(mcg_group_t *g, unsigned long nr_pages, bool can_sleep);
+	/* memory.reclaim: 0, -EAGAIN or -EINTR. */
+	int (*proactive)(mcg_group_t *g, unsigned long nr_pages);
+	/* @g was taken offline: hand its objects to its parent. */
+	void (*offline)(mcg_group_t *g);
+	/* @g is being freed: free g->reclaim. */
+	void (*release)(mcg_group_t *g);
+};
+
+/** The installed reclaim ops, NULL before mcg_reclaim_init() (atomic pointer). */
+extern const struct mcg_group_reclaim_ops *mcg_group_reclaim_ops;
+
+/** mcg_group_set_reclaim_ops - install @ops (once, from mcg_reclaim_init()). */
+void mcg_group_set_reclaim_ops(const struct mcg_group_reclaim_ops *ops);
+
+/** mcg_group_reclaim_ops_get - the installed reclaim ops or NULL (acquire load). */
+static inline const struct mcg_group_reclaim_ops *mcg_group_reclaim_ops_get(void)
+{
+	return __atomic_load_n(&mcg_group_reclaim_ops, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Reclaim state of this thread while it runs shrinkers (the kernel's
+ * current->reclaim_state): uncharges go straight to the page counters and
+ * are counted here, and charges do not recurse into reclaim.
+ */
+struct mcg_reclaim_state {
+	unsigned long reclaimed; /* pages uncharged meanwhile */
+};
+extern __thread struct mcg_reclaim_state *mcg_reclaim_state_current;
 
 /** The tree lock (group.c). */
 extern mcg_lock_t mcg_group_tree_lock;

@@ -16,6 +16,8 @@ void mcg_page_counter_init(struct mcg_page_counter *c, struct mcg_page_counter *
 	STORE(c->low_usage, 0);
 	STORE(c->children_min_usage, 0);
 	STORE(c->children_low_usage, 0);
+	STORE(c->emin, 0);
+	STORE(c->elow, 0);
 	STORE(c->watermark, 0);
 	STORE(c->failcnt, 0);
 	STORE(c->min, 0);

@@ -33,6 +33,8 @@ struct mcg_page_counter {
 	long low_usage;          /* min(usage, low), as published to the parent */
 	long children_min_usage; /* sum of the children's min_usage */
 	long children_low_usage; /* sum of the children's low_usage */
+	long emin;               /* effective min, computed by reclaim (reclaim/vmscan.c) */
+	long elow;               /* effective low, computed by reclaim (reclaim/vmscan.c) */
 	long watermark;          /* the highest usage seen (racy) */
 	long failcnt;            /* try_charge failures at this level (racy) */
 

@@ -29,6 +29,13 @@ static const struct {
 } stat_names[MCG_NR_STATS] = {
 	[MCG_STAT_ANON] = {"anon", true},
 	[MCG_STAT_CHARGE_FORCED] = {"charge_forced", false},
+	[MCG_STAT_PGSCAN_DIRECT] = {"pgscan_direct", false},
+	[MCG_STAT_PGSCAN_KSWAPD] = {"pgscan_kswapd", false},
+	[MCG_STAT_PGSCAN_PROACTIVE] = {"pgscan_proactive", false},
+	[MCG_STAT_PGSTEAL_DIRECT] = {"pgsteal_direct", false},
+	[MCG_STAT_PGSTEAL_KSWAPD] = {"pgsteal_kswapd", false},
+	[MCG_STAT_PGSTEAL_PROACTIVE] = {"pgsteal_proactive", false},
+	[MCG_STAT_THROTTLE_MS] = {"throttled_ms", false},
 };
 
 static const char *const event_names[MCG_NR_EVENTS] = {

@@ -36,7 +36,8 @@
 
 #define STOCK_PAGES MCG_GROUP_STOCK_PAGES
 #define CHARGE_MAX (1ul << 40) /* pages: larger charges are rejected */
-#define RECLAIM_RETRIES 16     /* attempts after reclaim made progress */
+#define RECLAIM_RETRIES 16     /* attempts without progress (MAX_RECLAIM_RETRIES) */
+#define PROGRESS_RETRIES 256   /* bound on attempts after reclaim made progress */
 
 static struct mcg_pcpu_word *stocks;
 static unsigned nr_stocks;
@@ -175,20 +176,32 @@ unsigned long mcg_group_reclaim_hook_call(mcg_group_t *over, unsigned long nr_pa
 	return fn(over, nr_pages, __atomic_load_n(&hooks.reclaim_arg, __ATOMIC_RELAXED));
 }
 
-/* After a charge reached the counters: count "high" where usage is above high. */
-static void check_high(mcg_group_t *g, unsigned long nr_pages)
+/*
+ * After a charge reached the counters: count "high" where usage is above
+ * high, call the high hook, and let reclaim bring the groups back under
+ * high (reclaim/vmscan.c: on this thread and throttled, or on the worker
+ * when the caller cannot sleep).
+ */
+static void check_high(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
 {
 	mcg_group_high_fn fn = NULL;
-	for (; g; g = g->parent) {
-		struct mcg_page_counter *c = &g->memory;
+	bool over = false;
+	for (mcg_group_t *a = g; a; a = a->parent) {
+		struct mcg_page_counter *c = &a->memory;
 		if (likely(mcg_page_counter_read(c) <= mcg_page_counter_get(c, high)))
 			continue;
-		mcg_group_event(g, MCG_EVENT_HIGH);
+		over = true;
+		mcg_group_event(a, MCG_EVENT_HIGH);
 		if (!fn)
 			fn = __atomic_load_n(&hooks.high, __ATOMIC_ACQUIRE);
 		if (fn)
-			fn(g, nr_pages, __atomic_load_n(&hooks.high_arg, __ATOMIC_RELAXED));
+			fn(a, nr_pages, __atomic_load_n(&hooks.high_arg, __ATOMIC_RELAXED));
 	}
+	if (!over || mcg_reclaim_state_current)
+		return; /* a shrinker's own charge does not recurse into reclaim */
+	const struct mcg_group_reclaim_ops *ops = mcg_group_reclaim_ops_get();
+	if (ops)
+		ops->over_high(g, nr_pages, !(flags & (MCG_CHARGE_NOWAIT | MCG_CHARGE_NORECLAIM)));
 }
 
 /* ------------------------------------------------------------ charging */
@@ -202,8 +215,11 @@ static long charge_counters(mcg_group_t *g, unsigned long nr, unsigned long batc
                             unsigned flags)
 {
 	struct mcg_page_counter *fail;
-	int retries = RECLAIM_RETRIES;
-	bool drained = false;
+	int retries = RECLAIM_RETRIES, progress_retries = PROGRESS_RETRIES;
+	bool drained = false, passed_oom = false;
+	/* A shrinker's own charge never recurses into reclaim (PF_MEMALLOC). */
+	bool may_reclaim = !(flags & MCG_CHARGE_NORECLAIM) && !mcg_reclaim_state_current;
+	const struct mcg_group_reclaim_ops *ops = may_reclaim ? mcg_group_reclaim_ops_get() : NULL;
 	mcg_group_t *over;
 retry:
 	if (mcg_page_counter_try_charge(&g->memory, (long)batch, &fail))
@@ -215,8 +231,11 @@ retry:
 	over = mcg_group_of_counter(fail);
 	mcg_group_event(over, MCG_EVENT_MAX);
 	unsigned long progress = 0;
-	if (!(flags & MCG_CHARGE_NORECLAIM))
-		progress = mcg_group_reclaim_hook_call(over, nr);
+	if (may_reclaim) {
+		if (ops) /* reclaim from the ancestor that failed */
+			progress = ops->reclaim(over, nr, 0);
+		progress += mcg_group_reclaim_hook_call(over, nr);
+	}
 	if (mcg_page_counter_margin(fail) >= (long)nr)
 		goto retry;
 	if (!drained) {
@@ -224,18 +243,35 @@ retry:
 		mcg_group_drain_stocks();
 		goto retry;
 	}
-	if (progress && retries-- > 0)
-		goto retry;
+	if (ops) {
+		/* The kernel's try_charge_memcg: retry while reclaim makes
+		 * progress, then MAX_RECLAIM_RETRIES more times without. */
+		if (progress && progress_retries-- > 0)
+			goto retry;
+		if (retries-- > 0)
+			goto retry;
+	} else if (progress && retries-- > 0) {
+		goto retry; /* no reclaim layer: only the hook's progress */
+	}
 	if (flags & MCG_CHARGE_FORCE) {
 		mcg_page_counter_charge(&g->memory, (long)nr);
 		mcg_group_stat_mod(g, MCG_STAT_CHARGE_FORCED, 1);
 		batch = nr;
 		goto charged;
 	}
+	if (passed_oom)
+		return -ENOMEM; /* the victim's memory did not make room: one oom per charge */
 	mcg_group_event(over, MCG_EVENT_OOM);
+	if (ops && ops->oom(over, nr)) {
+		/* A victim was killed: try again, with full retries. */
+		passed_oom = true;
+		retries = RECLAIM_RETRIES;
+		drained = false;
+		goto retry;
+	}
 	return -ENOMEM;
 charged:
-	check_high(g, batch);
+	check_high(g, batch, flags);
 	return (long)batch;
 }
 
@@ -254,7 +290,7 @@ static mcg_noinline int charge_slow(mcg_group_t *g, unsigned long nr, unsigned f
 mcg_public int mcg_charge(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
 {
 	if (unlikely(nr_pages == 0 || nr_pages > CHARGE_MAX ||
-	             (flags & ~(MCG_CHARGE_FORCE | MCG_CHARGE_NORECLAIM))))
+	             (flags & ~(MCG_CHARGE_FORCE | MCG_CHARGE_NORECLAIM | MCG_CHARGE_NOWAIT))))
 		return -EINVAL;
 	if (!g)
 		g = mcg_group_current();
@@ -282,6 +318,13 @@ mcg_public int mcg_uncharge(mcg_group_t *g, unsigned long nr_pages)
 	if (!g)
 		g = mcg_group_current();
 	mcg_group_stat_mod(g, MCG_STAT_ANON, -(int64_t)nr_pages);
+	/* Inside a shrinker: straight to the counters, counted as reclaimed. */
+	struct mcg_reclaim_state *rs = mcg_reclaim_state_current;
+	if (unlikely(rs)) {
+		rs->reclaimed += nr_pages;
+		mcg_page_counter_uncharge(&g->memory, (long)nr_pages);
+		return 0;
+	}
 	/* Fast path: back into this CPU's stock. */
 	if (likely(nr_pages <= STOCK_PAGES) &&
 	    mcg_pcpu_word_refill(stocks, key_of(g), nr_pages, STOCK_PAGES) == MCG_PCPU_OK)

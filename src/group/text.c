@@ -69,6 +69,12 @@ static void show_stat(mcg_group_t *g, struct out *o)
 	int64_t v[MCG_NR_STATS];
 	mcg_group_stat_flush(g, v);
 	for (int i = 0; i < MCG_NR_STATS; i++) {
+		if (i == MCG_STAT_PGSCAN_DIRECT) /* the kernel's totals first */
+			out_printf(o, "pgscan %lld\npgsteal %lld\n",
+			           (long long)(v[MCG_STAT_PGSCAN_DIRECT] + v[MCG_STAT_PGSCAN_KSWAPD] +
+			                       v[MCG_STAT_PGSCAN_PROACTIVE]),
+			           (long long)(v[MCG_STAT_PGSTEAL_DIRECT] + v[MCG_STAT_PGSTEAL_KSWAPD] +
+			                       v[MCG_STAT_PGSTEAL_PROACTIVE]));
 		bool bytes;
 		const char *name = mcg_group_stat_name(i, &bytes);
 		out_printf(o, "%s %lld\n", name, (long long)(bytes ? v[i] * PAGE_SIZE : v[i]));
@@ -92,37 +98,71 @@ static void show_cgroup_stat(mcg_group_t *g, struct out *o)
 	out_printf(o, "nr_descendants %ld\nnr_dying_descendants %ld\n", live, dying);
 }
 
-static void write_min(mcg_group_t *g, long pages) { mcg_page_counter_set_min(&g->memory, pages); }
-static void write_low(mcg_group_t *g, long pages) { mcg_page_counter_set_low(&g->memory, pages); }
-
-static void write_high(mcg_group_t *g, long pages)
+static int write_min(mcg_group_t *g, long pages)
 {
-	mcg_page_counter_set_high(&g->memory, pages);
+	mcg_page_counter_set_min(&g->memory, pages);
+	return 0;
 }
 
-static void write_max(mcg_group_t *g, long pages)
+static int write_low(mcg_group_t *g, long pages)
+{
+	mcg_page_counter_set_low(&g->memory, pages);
+	return 0;
+}
+
+static int write_high(mcg_group_t *g, long pages)
+{
+	mcg_page_counter_set_high(&g->memory, pages);
+	return 0;
+}
+
+static int write_max(mcg_group_t *g, long pages)
 {
 	mcg_page_counter_set_max(&g->memory, pages);
 	long usage = mcg_page_counter_read(&g->memory);
 	if (usage <= pages)
-		return;
+		return 0;
 	/* Over the new limit: give back stocked pages, then ask reclaim. */
 	mcg_group_drain_stocks();
-	usage = mcg_page_counter_read(&g->memory);
-	if (usage > pages)
-		mcg_group_reclaim_hook_call(g, (unsigned long)(usage - pages));
+	const struct mcg_group_reclaim_ops *ops = mcg_group_reclaim_ops_get();
+	for (int tries = 0; tries < 16; tries++) {
+		usage = mcg_page_counter_read(&g->memory);
+		if (usage <= pages)
+			break;
+		unsigned long got = 0;
+		if (ops)
+			got = ops->reclaim(g, (unsigned long)(usage - pages), 0);
+		got += mcg_group_reclaim_hook_call(g, (unsigned long)(usage - pages));
+		if (!got)
+			break;
+	}
+	return 0;
+}
+
+/* memory.reclaim: reclaim that many bytes, or -EAGAIN (the kernel's memory_reclaim()). */
+static int write_reclaim(mcg_group_t *g, long pages)
+{
+	if (pages >= MCG_PAGE_COUNTER_MAX)
+		return -EINVAL; /* "max" is not a byte count */
+	if (pages == 0)
+		return 0;
+	const struct mcg_group_reclaim_ops *ops = mcg_group_reclaim_ops_get();
+	if (!ops)
+		return -EAGAIN;
+	return ops->proactive(g, (unsigned long)pages);
 }
 
 static const struct group_file {
 	const char *name;
 	void (*show)(mcg_group_t *g, struct out *o);
-	void (*write)(mcg_group_t *g, long pages); /* NULL: read-only */
+	int (*write)(mcg_group_t *g, long pages); /* NULL: read-only; 0 or -errno */
 } files[] = {
 	{"memory.current", show_current, NULL},
 	{"memory.min", show_min, write_min},
 	{"memory.low", show_low, write_low},
 	{"memory.high", show_high, write_high},
 	{"memory.max", show_max, write_max},
+	{"memory.reclaim", NULL, write_reclaim},
 	{"memory.peak", show_peak, NULL},
 	{"memory.stat", show_stat, NULL},
 	{"memory.events", show_events, NULL},
@@ -193,6 +233,8 @@ mcg_public ssize_t mcg_group_read(mcg_group_t *g, const char *file, char *buf, s
 	const struct group_file *f = file_find(file);
 	if (!f)
 		return -ENOENT;
+	if (!f->show)
+		return -EACCES; /* write-only (memory.reclaim) */
 	struct out o = {buf, len, 0};
 	if (len)
 		buf[0] = '\0';
@@ -209,12 +251,11 @@ mcg_public int mcg_group_write(mcg_group_t *g, const char *file, const char *tex
 		return -ENOENT;
 	if (!f->write)
 		return -EACCES;
-	if (g == mcg_group_root())
+	if (g == mcg_group_root() && f->write != write_reclaim)
 		return -EINVAL; /* as in the kernel, the root has no limits */
 	long pages;
 	int err = parse_pages(text, &pages);
 	if (err)
 		return err;
-	f->write(g, pages);
-	return 0;
+	return f->write(g, pages);
 }

@@ -29,7 +29,10 @@ static void test_defaults(void)
 	CHECK(!strcmp(rd("memory.low"), "0\n"));
 	CHECK(!strcmp(rd("memory.high"), "max\n"));
 	CHECK(!strcmp(rd("memory.max"), "max\n"));
-	CHECK(!strcmp(rd("memory.stat"), "anon 0\ncharge_forced 0\n"));
+	CHECK(!strcmp(rd("memory.stat"), "anon 0\ncharge_forced 0\n"
+	                                  "pgscan 0\npgsteal 0\npgscan_direct 0\npgscan_kswapd 0\n"
+	                                  "pgscan_proactive 0\npgsteal_direct 0\npgsteal_kswapd 0\n"
+	                                  "pgsteal_proactive 0\nthrottled_ms 0\n"));
 	CHECK(!strcmp(rd("memory.events"),
 	              "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n"));
 	CHECK(!strcmp(rd("memory.events.local"),
@@ -104,7 +107,10 @@ static void test_current_peak_stat(void)
 	CHECK_EQ(mcg_charge(g, 10, 0), 0);
 	mcg_group_drain_stocks();
 	CHECK(!strcmp(rd("memory.current"), "40960\n"));
-	CHECK(!strcmp(rd("memory.stat"), "anon 40960\ncharge_forced 0\n"));
+	CHECK(!strcmp(rd("memory.stat"), "anon 40960\ncharge_forced 0\n"
+	                                  "pgscan 0\npgsteal 0\npgscan_direct 0\npgscan_kswapd 0\n"
+	                                  "pgscan_proactive 0\npgsteal_direct 0\npgsteal_kswapd 0\n"
+	                                  "pgsteal_proactive 0\nthrottled_ms 0\n"));
 	CHECK(!strcmp(rd("memory.peak"), "262144\n")); /* the stock's batch of 64 */
 	CHECK_EQ(mcg_uncharge(g, 10), 0);
 	mcg_group_drain_stocks();
