@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_shrinker.c - reclaim/shrinker.c: the kernel's do_shrink_slab
+ * arithmetic (delta = (freeable >> priority) * 4 / seeks, batches,
+ * deferred work capped at 2x freeable), MCG_SHRINK_EMPTY clearing the
+ * group's mark, MCG_SHRINK_STOP, only marked groups visited, registry
+ * errors.
+ */
+#include <errno.h>
+
+#include "memcg/group.h"
+#include "memcg/reclaim.h"
+#include "reclaim/shrinker.h"
+#include "test.h"
+
+/* A fake shrinker: a count per call; scans record what they were asked. */
+static unsigned long fake_count = 1000, scans, scanned_total, counts;
+static unsigned long scan_ret; /* what scan returns */
+
+static unsigned long f_count(mcg_shrinker_t *s, mcg_shrink_control_t *sc)
+{
+	(void)s;
+	(void)sc;
+	counts++;
+	return fake_count;
+}
+
+static unsigned long f_scan(mcg_shrinker_t *s, mcg_shrink_control_t *sc)
+{
+	(void)s;
+	scans++;
+	scanned_total += sc->nr_to_scan;
+	return scan_ret;
+}
+
+static mcg_shrinker_t *mk(unsigned flags, unsigned seeks, unsigned long batch)
+{
+	mcg_shrinker_t *s = NULL;
+	mcg_shrinker_ops_t ops = {.count_objects = f_count, .scan_objects = f_scan,
+	                          .flags = flags, .seeks = seeks, .batch = batch};
+	if (mcg_shrinker_create(&ops, &s) || mcg_shrinker_register(s))
+		return NULL;
+	return s;
+}
+
+static void reset(void)
+{
+	scans = scanned_total = counts = 0;
+	scan_ret = 0;
+}
+
+static void test_arithmetic(void)
+{
+	mcg_shrinker_t *s = mk(0, 2, 128); /* global: run by the root's walk */
+	REQUIRE(s);
+	unsigned long scanned = 0, freed = 0;
+	reset();
+	fake_count = 1000;
+	/* priority 12: delta = (1000 >> 12) * 4 / 2 = 0: nothing, nothing deferred */
+	mcg_shrink_slab(mcg_group_root(), 0, 12, 0, 0, &scanned, &freed);
+	CHECK_EQ(scans, 0);
+	CHECK_EQ(s->nr_deferred[0], 0);
+	/* priority 4: delta = 62 * 2 = 124 < batch 128 and < freeable: deferred */
+	mcg_shrink_slab(mcg_group_root(), 0, 4, 0, 0, &scanned, &freed);
+	CHECK_EQ(scans, 0);
+	CHECK_EQ(s->nr_deferred[0], 124);
+	/* priority 2: (124 >> 2) + 250 * 2 = 531: 4 batches of 128, 19 left */
+	scan_ret = 10;
+	mcg_shrink_slab(mcg_group_root(), 0, 2, 0, 0, &scanned, &freed);
+	CHECK_EQ(scans, 4);
+	CHECK_EQ(scanned_total, 512);
+	CHECK_EQ(freed, 40);
+	CHECK_EQ(scanned, 512);
+	/* deferred: nr + delta - scanned = 124 + 500 - 512 = 112 */
+	CHECK_EQ(s->nr_deferred[0], 112);
+	/* The cap: deferred never above 2x freeable. */
+	fake_count = 40;
+	scan_ret = MCG_SHRINK_STOP; /* stop at once: all the work is deferred */
+	reset();
+	scan_ret = MCG_SHRINK_STOP;
+	mcg_shrink_slab(mcg_group_root(), 0, 0, 0, 0, &scanned, &freed);
+	CHECK_EQ(scans, 1);
+	CHECK(s->nr_deferred[0] <= 80);
+	/* seeks 0: half of freeable per pass, regardless of priority */
+	mcg_shrinker_destroy(s);
+	s = mk(0, 0, 10);
+	REQUIRE(s);
+	reset();
+	fake_count = 100;
+	mcg_shrink_slab(mcg_group_root(), 0, 12, 0, 0, &scanned, &freed);
+	CHECK_EQ(scanned_total, 50);
+	mcg_shrinker_destroy(s);
+}
+
+static void test_small_cache_tight(void)
+{
+	/* Fewer objects than a batch: scanned when total_scan >= freeable. */
+	mcg_shrinker_t *s = mk(0, 2, 128);
+	REQUIRE(s);
+	reset();
+	fake_count = 20;
+	unsigned long scanned = 0, freed = 0;
+	mcg_shrink_slab(mcg_group_root(), 0, 0, 0, 0, &scanned, &freed); /* delta 40 >= 20 */
+	CHECK_EQ(scans, 1);
+	CHECK_EQ(scanned_total, 40);
+	mcg_shrinker_destroy(s);
+}
+
+static void test_marks(void)
+{
+	mcg_shrinker_t *s = mk(MCG_SHRINKER_MEMCG_AWARE, 2, 128);
+	REQUIRE(s);
+	mcg_group_t *g;
+	REQUIRE(mcg_group_create(NULL, "marks", &g) == 0);
+	unsigned long scanned = 0, freed = 0;
+	reset();
+	/* Unmarked group: the shrinker is not even counted. */
+	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed);
+	CHECK_EQ(counts, 0);
+	REQUIRE(mcg_reclaim_info_get(g));
+	mcg_shrinker_mark(g, s->id);
+	fake_count = MCG_SHRINK_EMPTY;
+	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed);
+	CHECK_EQ(counts, 2); /* counted, cleared, counted again */
+	CHECK(!(g->reclaim->map[s->id / 64] & (1ul << (s->id % 64))));
+	reset();
+	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed);
+	CHECK_EQ(counts, 0);
+	/* 0 freeable is not empty: the mark stays. */
+	mcg_shrinker_mark(g, s->id);
+	fake_count = 0;
+	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed);
+	CHECK_EQ(counts, 1);
+	CHECK(g->reclaim->map[s->id / 64] & (1ul << (s->id % 64)));
+	/* Unregistered: never called again. */
+	mcg_shrinker_unregister(s);
+	reset();
+	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed);
+	CHECK_EQ(counts, 0);
+	mcg_shrinker_destroy(s);
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
+static void test_registry_errors(void)
+{
+	mcg_shrinker_t *s;
+	mcg_shrinker_ops_t ops = {.count_objects = f_count};
+	CHECK_EQ(mcg_shrinker_create(&ops, &s), -EINVAL);
+	ops.scan_objects = f_scan;
+	ops.flags = 1u << 7;
+	CHECK_EQ(mcg_shrinker_create(&ops, &s), -EINVAL);
+	ops.flags = 0;
+	REQUIRE(mcg_shrinker_create(&ops, &s) == 0);
+	CHECK_EQ(mcg_shrinker_register(s), 0);
+	CHECK_EQ(mcg_shrinker_register(s), -EINVAL);
+	mcg_shrinker_unregister(s);
+	mcg_shrinker_unregister(s); /* idempotent */
+	mcg_shrinker_destroy(s);
+	mcg_shrinker_destroy(NULL);
+	/* Ids run out at MCG_SHRINKER_MAX. */
+	static mcg_shrinker_t *all[MCG_SHRINKER_MAX + 1];
+	int n = 0, err = 0;
+	while (n <= MCG_SHRINKER_MAX && !(err = mcg_shrinker_create(&ops, &all[n])))
+		n++;
+	CHECK_EQ(err, -ENOSPC);
+	CHECK(n <= MCG_SHRINKER_MAX);
+	while (n > 0)
+		mcg_shrinker_destroy(all[--n]);
+}
+
+int main(void)
+{
+	RUN(test_arithmetic);
+	RUN(test_small_cache_tight);
+	RUN(test_marks);
+	RUN(test_registry_errors);
+	return test_done();
+}
