@@ -49,6 +49,12 @@ struct mcg_list_lru {
 	struct mcg_lru_memcg *global; /* !memcg_aware: the lists */
 };
 
+/* nr_items changes under the list's lock, and is read racily by counts. */
+static inline void nr_add(struct mcg_list_lru_one *l, long d)
+{
+	__atomic_store_n(&l->nr_items, l->nr_items + d, __ATOMIC_RELAXED);
+}
+
 /* ------------------------------------------------------------ link helpers */
 
 static inline void link_del(mcg_lru_link_t *n)
@@ -182,7 +188,7 @@ static void reparent_lists(mcg_list_lru_t *lru, struct mcg_lru_memcg *m, mcg_gro
 			link_splice_tail(&l->head, &p->head);
 			if (p->nr_items == 0)
 				mcg_shrinker_mark(owner, lru->id);
-			p->nr_items += l->nr_items;
+			nr_add(p, l->nr_items);
 			mcg_unlock(&p->lock);
 		} else if (l->nr_items > 0) {
 			mcg_log("list_lru: %ld objects of a removed group have no live parent list",
@@ -296,7 +302,8 @@ mcg_public int mcg_list_lru_add(mcg_list_lru_t *lru, mcg_lru_link_t *item, unsig
 	int ret = 0;
 	if (item->next == item || item->next == NULL) {
 		link_add_tail(item, &l->head);
-		if (l->nr_items++ == 0 && lru->memcg_aware)
+		nr_add(l, 1);
+		if (l->nr_items == 1 && lru->memcg_aware)
 			mcg_shrinker_mark(owner, lru->id);
 		ret = 1;
 	}
@@ -318,7 +325,7 @@ mcg_public int mcg_list_lru_del(mcg_list_lru_t *lru, mcg_lru_link_t *item, unsig
 	int ret = 0;
 	if (item->next != item && item->next != NULL) {
 		link_del(item);
-		l->nr_items--;
+		nr_add(l, -1);
 		ret = 1;
 	}
 	mcg_unlock(&l->lock);
@@ -370,14 +377,14 @@ mcg_public unsigned long mcg_list_lru_count(mcg_list_lru_t *lru)
 mcg_public void mcg_list_lru_isolate(mcg_list_lru_one_t *list, mcg_lru_link_t *item)
 {
 	link_del(item);
-	list->nr_items--;
+	nr_add(list, -1);
 }
 
 mcg_public void mcg_list_lru_isolate_move(mcg_list_lru_one_t *list, mcg_lru_link_t *item,
                                           mcg_lru_link_t *dispose)
 {
 	link_del(item);
-	list->nr_items--;
+	nr_add(list, -1);
 	if (dispose->next == NULL)
 		dispose->next = dispose->prev = dispose;
 	link_add_tail(item, dispose);
