@@ -11,9 +11,9 @@ static const struct {
 	int (*fn)(int, char **);
 	const char *help;
 } benches[] = {
-	{"slab", bench_slab_main, "seed 001 alloc/free pairs, seed 000 1M frees, grow/shrink, RSS"},
-	{"charge", bench_charge_main, "seed 002: mutex vs atomic vs per-CPU stock charging"},
-	{"reclaim", bench_reclaim_main, "seed 003: postmark under reclaim, shrinker scalability"},
+        {"slab", bench_slab_main, "seed 001 alloc/free pairs, seed 000 1M frees, grow/shrink, RSS"},
+        {"charge", bench_charge_main, "seed 002: mutex vs atomic vs per-CPU stock charging"},
+        {"reclaim", bench_reclaim_main, "seed 003: postmark under reclaim, shrinker scalability"},
 };
 
 int mcg_cmd_bench(int argc, char **argv)

@@ -52,8 +52,8 @@ void bench_emit_json(const char *bench, const char *variant, const char *extra, 
                      const char *unit);
 
 /* Benchmarks: each a `memcg bench NAME` program. */
-int bench_slab_main(int argc, char **argv);   /* bench_slab.c */
-int bench_charge_main(int argc, char **argv); /* bench_charge.c */
+int bench_slab_main(int argc, char **argv);    /* bench_slab.c */
+int bench_charge_main(int argc, char **argv);  /* bench_charge.c */
 int bench_reclaim_main(int argc, char **argv); /* bench_reclaim.c */
 
 #endif /* MCG_BENCH_HARNESS_H */

@@ -7,10 +7,10 @@
 #ifndef MCG_TOOLS_COMMANDS_H
 #define MCG_TOOLS_COMMANDS_H
 
-int mcg_cmd_run(int argc, char **argv);     /* cmd_run.c */
-int mcg_cmd_bench(int argc, char **argv);   /* bench/bench.c */
-int mcg_cmd_demo(int argc, char **argv);    /* cmd_demo.c */
-int mcg_cmd_options(int argc, char **argv); /* cmd_options.c */
-int mcg_cmd_slabinfo(int argc, char **argv);/* cmd_options.c */
+int mcg_cmd_run(int argc, char **argv);      /* cmd_run.c */
+int mcg_cmd_bench(int argc, char **argv);    /* bench/bench.c */
+int mcg_cmd_demo(int argc, char **argv);     /* cmd_demo.c */
+int mcg_cmd_options(int argc, char **argv);  /* cmd_options.c */
+int mcg_cmd_slabinfo(int argc, char **argv); /* cmd_options.c */
 
 #endif

@@ -10,11 +10,12 @@ static const struct {
 	int (*fn)(int, char **);
 	const char *help;
 } commands[] = {
-	{"demo", mcg_cmd_demo, "run the demonstration workload and print what memcg did"},
-	{"run", mcg_cmd_run, "run a program on memcg's allocator: memcg run [-o FILE] -- CMD..."},
-	{"bench", mcg_cmd_bench, "benchmarks against baselines: memcg bench slab [--json] [--smoke]"},
-	{"slabinfo", mcg_cmd_slabinfo, "print this process's slabinfo (a self-test)"},
-	{"options", mcg_cmd_options, "print the runtime option table [--markdown]"},
+        {"demo", mcg_cmd_demo, "run the demonstration workload and print what memcg did"},
+        {"run", mcg_cmd_run, "run a program on memcg's allocator: memcg run [-o FILE] -- CMD..."},
+        {"bench", mcg_cmd_bench,
+         "benchmarks against baselines: memcg bench slab [--json] [--smoke]"},
+        {"slabinfo", mcg_cmd_slabinfo, "print this process's slabinfo (a self-test)"},
+        {"options", mcg_cmd_options, "print the runtime option table [--markdown]"},
 };
 
 static void usage(FILE *f)

@@ -61,8 +61,8 @@ unsigned long mcg_fault_failed(void);
 
 /** Per-CPU fast-path mechanism in use. */
 typedef enum mcg_percpu_mode {
-	MCG_PERCPU_RSEQ = 1,  /**< restartable sequences (no atomics, no locks) */
-	MCG_PERCPU_LOCKED,    /**< a lock per CPU slot (no rseq, TSan, valgrind) */
+	MCG_PERCPU_RSEQ = 1, /**< restartable sequences (no atomics, no locks) */
+	MCG_PERCPU_LOCKED,   /**< a lock per CPU slot (no rseq, TSan, valgrind) */
 } mcg_percpu_mode_t;
 
 /** mcg_percpu_mode - the mechanism chosen at initialisation. */

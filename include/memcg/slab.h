@@ -54,8 +54,8 @@ typedef void (*mcg_ctor_t)(void *obj);
  * Return: the cache, or NULL with errno EINVAL (bad argument) or ENOMEM.
  * Pair with mcg_cache_destroy().
  */
-mcg_cache_t *mcg_cache_create(const char *name, size_t size, size_t align,
-                              unsigned flags, mcg_ctor_t ctor);
+mcg_cache_t *mcg_cache_create(const char *name, size_t size, size_t align, unsigned flags,
+                              mcg_ctor_t ctor);
 
 /** Largest object size a cache accepts (bytes). */
 #define MCG_CACHE_MAX_SIZE (256u * 1024u)
@@ -120,19 +120,19 @@ void mcg_reaper_stop(void);
 
 /** Statistics of one cache, as /proc/slabinfo reports them. */
 typedef struct mcg_cache_stats {
-	const char *name;      /**< cache name (valid while the cache lives) */
-	size_t object_size;    /**< requested size */
-	size_t slot_size;      /**< bytes per object slot, with alignment and red zone */
-	size_t active_objs;    /**< objects handed out to users */
-	size_t cached_objs;    /**< free objects parked in per-CPU arrays */
-	size_t num_objs;       /**< object slots in all slabs */
-	size_t objs_per_slab;  /**< object slots per slab */
-	size_t slab_bytes;     /**< bytes per slab */
-	size_t active_slabs;   /**< slabs holding at least one object */
-	size_t num_slabs;      /**< all slabs, empty ones included */
-	size_t cpu_limit;      /**< per-CPU array capacity */
-	size_t batch;          /**< objects moved per refill/flush */
-	unsigned flags;        /**< MCG_CACHE_* flags */
+	const char *name;     /**< cache name (valid while the cache lives) */
+	size_t object_size;   /**< requested size */
+	size_t slot_size;     /**< bytes per object slot, with alignment and red zone */
+	size_t active_objs;   /**< objects handed out to users */
+	size_t cached_objs;   /**< free objects parked in per-CPU arrays */
+	size_t num_objs;      /**< object slots in all slabs */
+	size_t objs_per_slab; /**< object slots per slab */
+	size_t slab_bytes;    /**< bytes per slab */
+	size_t active_slabs;  /**< slabs holding at least one object */
+	size_t num_slabs;     /**< all slabs, empty ones included */
+	size_t cpu_limit;     /**< per-CPU array capacity */
+	size_t batch;         /**< objects moved per refill/flush */
+	unsigned flags;       /**< MCG_CACHE_* flags */
 } mcg_cache_stats_t;
 
 /** mcg_cache_stats - fill @st for @cache (exact at rest).  Return 0 or -EINVAL. */

@@ -28,8 +28,7 @@
 #define MCG_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define MCG_ALIGN_UP(x, a) (((x) + ((a)-1)) & ~((__typeof__(x))(a)-1))
 #define MCG_ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a)-1))
-#define mcg_container_of(p, type, member)                                      \
-	((type *)((char *)(p)-offsetof(type, member)))
+#define mcg_container_of(p, type, member) ((type *)((char *)(p)-offsetof(type, member)))
 
 #ifndef MCG_CONFIG_DEBUG
 #define MCG_CONFIG_DEBUG 0

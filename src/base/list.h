@@ -10,7 +10,10 @@ struct mcg_list {
 	struct mcg_list *next, *prev;
 };
 
-#define MCG_LIST_INIT(name) { &(name), &(name) }
+#define MCG_LIST_INIT(name)                                                                        \
+	{                                                                                          \
+		&(name), &(name)                                                                   \
+	}
 
 static inline void mcg_list_init(struct mcg_list *h) { h->next = h->prev = h; }
 static inline bool mcg_list_empty(const struct mcg_list *h) { return h->next == h; }
@@ -66,10 +69,10 @@ static inline void mcg_list_splice_tail(struct mcg_list *from, struct mcg_list *
 }
 
 #define mcg_list_entry(p, type, member) mcg_container_of(p, type, member)
-#define mcg_list_for_each(pos, head)                                           \
+#define mcg_list_for_each(pos, head)                                                               \
 	for (struct mcg_list *pos = (head)->next; pos != (head); pos = pos->next)
-#define mcg_list_for_each_safe(pos, tmp, head)                                 \
-	for (struct mcg_list *pos = (head)->next, *tmp = pos->next; pos != (head); \
+#define mcg_list_for_each_safe(pos, tmp, head)                                                     \
+	for (struct mcg_list *pos = (head)->next, *tmp = pos->next; pos != (head);                 \
 	     pos = tmp, tmp = pos->next)
 
 #endif /* MCG_BASE_LIST_H */

@@ -17,10 +17,7 @@ void mcg_lock_init(mcg_lock_t *l, int rank)
 	l->rank = rank;
 }
 
-void mcg_lock_destroy(mcg_lock_t *l)
-{
-	pthread_mutex_destroy(&l->mutex);
-}
+void mcg_lock_destroy(mcg_lock_t *l) { pthread_mutex_destroy(&l->mutex); }
 
 void mcg_spin_wait_(mcg_spin_t *l)
 {

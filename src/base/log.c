@@ -23,8 +23,7 @@ static int write_all(int fd, const char *buf, size_t len)
 	return (int)done;
 }
 
-static int vfdprintf_prefixed(int fd, const char *prefix, const char *fmt,
-                              va_list ap, int newline)
+static int vfdprintf_prefixed(int fd, const char *prefix, const char *fmt, va_list ap, int newline)
 {
 	char buf[1024];
 	int n = snprintf(buf, sizeof(buf), "%s", prefix);

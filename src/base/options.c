@@ -10,16 +10,19 @@
 #include "memcg/memcg.h"
 
 static struct mcg_option options[MCG_OPT_COUNT] = {
-	[MCG_OPT_RSEQ] = {"rseq", "MCG_RSEQ", 1, 1, 0, 1, "bool",
-	                  "use rseq critical sections for per-CPU data when glibc registered rseq"},
-	[MCG_OPT_NUMA_NODES] = {"numa_nodes", "MCG_NUMA_NODES", 0, 0, 0, 64, "count",
-	                        "fake this many NUMA nodes, CPUs spread evenly (0: the real topology)"},
-	[MCG_OPT_SLAB_DEBUG] = {"slab_debug", "MCG_SLAB_DEBUG", 0, 0, 0, 1, "bool",
-	                        "poison and red-zone every cache (slower; catches use-after-free and overflows)"},
-	[MCG_OPT_CPU_OBJECTS] = {"cpu_objects", "MCG_CPU_OBJECTS", 0, 0, 0, 4096, "count",
-	                         "per-CPU array capacity of every cache (0: chosen by object size)"},
-	[MCG_OPT_REAP_MS] = {"reap_ms", "MCG_REAP_MS", 0, 0, 0, 3600000, "ms",
-	                     "period of the reaper thread the malloc shim starts (0: no reaper)"},
+        [MCG_OPT_RSEQ] = {"rseq", "MCG_RSEQ", 1, 1, 0, 1, "bool",
+                          "use rseq critical sections for per-CPU data when glibc registered rseq"},
+        [MCG_OPT_NUMA_NODES] =
+                {"numa_nodes", "MCG_NUMA_NODES", 0, 0, 0, 64, "count",
+                 "fake this many NUMA nodes, CPUs spread evenly (0: the real topology)"},
+        [MCG_OPT_SLAB_DEBUG] =
+                {"slab_debug", "MCG_SLAB_DEBUG", 0, 0, 0, 1, "bool",
+                 "poison and red-zone every cache (slower; catches use-after-free and overflows)"},
+        [MCG_OPT_CPU_OBJECTS] =
+                {"cpu_objects", "MCG_CPU_OBJECTS", 0, 0, 0, 4096, "count",
+                 "per-CPU array capacity of every cache (0: chosen by object size)"},
+        [MCG_OPT_REAP_MS] = {"reap_ms", "MCG_REAP_MS", 0, 0, 0, 3600000, "ms",
+                             "period of the reaper thread the malloc shim starts (0: no reaper)"},
 };
 
 static bool options_use_env = true;
@@ -40,8 +43,8 @@ static void options_load(void)
 		errno = 0;
 		long v = strtol(s, &end, 10);
 		if (errno || *end || v < o->min || v > o->max) {
-			mcg_log("ignoring %s=%s: expected %s in %ld..%ld", o->env, s,
-			        o->unit, o->min, o->max);
+			mcg_log("ignoring %s=%s: expected %s in %ld..%ld", o->env, s, o->unit,
+			        o->min, o->max);
 			continue;
 		}
 		o->value = v;

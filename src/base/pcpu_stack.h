@@ -54,37 +54,37 @@ _Static_assert(sizeof(struct mcg_pcpu_stack) == MCG_PCPU_STRIDE, "stride");
 enum { MCG_PCPU_OK = 0, MCG_PCPU_FAIL = 1, MCG_PCPU_DOUBLE = 2 };
 
 /** mcg_pcpu_stack_of - CPU @cpu's header in the array at @base. */
-static inline struct mcg_pcpu_stack *mcg_pcpu_stack_of(struct mcg_pcpu_stack *base,
-                                                       unsigned cpu)
+static inline struct mcg_pcpu_stack *mcg_pcpu_stack_of(struct mcg_pcpu_stack *base, unsigned cpu)
 {
 	return (struct mcg_pcpu_stack *)((char *)base + ((size_t)cpu << MCG_PCPU_SHIFT));
 }
 
 #if MCG_HAVE_RSEQ_ASM
+/* clang-format off: the assembly is laid out by hand, one instruction a line. */
 /*
  * The rseq descriptor (in section __rseq_cs), the abort handler preceded by
  * the signature (in __rseq_failure), the store of the descriptor into this
  * thread's rseq area, then label 1: the start of the critical section.  The
  * section ends at label 2, just after the commit.  Then %rax = our header.
  */
-#define MCG_RSEQ_ENTER(abort)                                                  \
-	".pushsection __rseq_cs, \"aw\"\n\t"                                   \
-	".balign 32\n\t"                                                       \
-	"3:\n\t"                                                               \
-	".long 0x0, 0x0\n\t"                                                   \
-	".quad 1f, (2f - 1f), 4f\n\t"                                          \
-	".popsection\n\t"                                                      \
-	".pushsection __rseq_failure, \"ax\"\n\t"                              \
-	".byte 0x0f, 0xb9, 0x3d\n\t"                                           \
-	".long 0x53053053\n\t"                                                 \
-	"4:\n\t"                                                               \
-	"jmp %l[" #abort "]\n\t"                                               \
-	".popsection\n\t"                                                      \
-	"leaq 3b(%%rip), %%rax\n\t"                                            \
-	"movq %%rax, %%fs:8(%[rseq])\n\t"                                      \
-	"1:\n\t"                                                               \
-	"movl %%fs:4(%[rseq]), %%eax\n\t"                                      \
-	"shlq $7, %%rax\n\t"                                                   \
+#define MCG_RSEQ_ENTER(abort)                                                                      \
+	".pushsection __rseq_cs, \"aw\"\n\t"                                                       \
+	".balign 32\n\t"                                                                           \
+	"3:\n\t"                                                                                   \
+	".long 0x0, 0x0\n\t"                                                                       \
+	".quad 1f, (2f - 1f), 4f\n\t"                                                              \
+	".popsection\n\t"                                                                          \
+	".pushsection __rseq_failure, \"ax\"\n\t"                                                  \
+	".byte 0x0f, 0xb9, 0x3d\n\t"                                                               \
+	".long 0x53053053\n\t"                                                                     \
+	"4:\n\t"                                                                                   \
+	"jmp %l[" #abort "]\n\t"                                                                   \
+	".popsection\n\t"                                                                          \
+	"leaq 3b(%%rip), %%rax\n\t"                                                                \
+	"movq %%rax, %%fs:8(%[rseq])\n\t"                                                          \
+	"1:\n\t"                                                                                   \
+	"movl %%fs:4(%[rseq]), %%eax\n\t"                                                          \
+	"shlq $7, %%rax\n\t"                                                                       \
 	"addq %[base], %%rax\n\t"
 
 /* Pop this CPU's top object; NULL if the stack is empty or stopped. */
@@ -93,20 +93,19 @@ static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *base)
 	void *obj;
 retry:
 	__asm__ __volatile__ goto(
-		MCG_RSEQ_ENTER(abort)
-		"movl 4(%%rax), %%edx\n\t"         /* lo, before cur (see above) */
-		"movl (%%rax), %%ecx\n\t"          /* cur */
-		"cmpl %%edx, %%ecx\n\t"            /* cur <= lo: empty or stopped */
-		"jbe %l[empty]\n\t"
-		"subl $1, %%ecx\n\t"
-		"movq 16(%%rax), %[obj]\n\t"       /* slots */
-		"movq (%[obj],%%rcx,8), %[obj]\n\t" /* obj = slots[cur-1] */
-		"movl %%ecx, (%%rax)\n\t"          /* commit cur-1 */
-		"2:\n\t"
-		: [obj] "=&r"(obj)
-		: [rseq] "r"(mcg_rseq_offset), [base] "r"(base)
-		: "rax", "rcx", "rdx", "memory", "cc"
-		: abort, empty);
+	        MCG_RSEQ_ENTER(abort) "movl 4(%%rax), %%edx\n\t" /* lo, before cur (see above) */
+	                              "movl (%%rax), %%ecx\n\t"  /* cur */
+	                              "cmpl %%edx, %%ecx\n\t"    /* cur <= lo: empty or stopped */
+	                              "jbe %l[empty]\n\t"
+	                              "subl $1, %%ecx\n\t"
+	                              "movq 16(%%rax), %[obj]\n\t"        /* slots */
+	                              "movq (%[obj],%%rcx,8), %[obj]\n\t" /* obj = slots[cur-1] */
+	                              "movl %%ecx, (%%rax)\n\t"           /* commit cur-1 */
+	                              "2:\n\t"
+	        : [obj] "=&r"(obj)
+	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base)
+	        : "rax", "rcx", "rdx", "memory", "cc"
+	        : abort, empty);
 	return obj;
 abort:
 	goto retry;
@@ -118,25 +117,25 @@ static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *base, void *obj)
 {
 retry:
 	__asm__ __volatile__ goto(
-		MCG_RSEQ_ENTER(abort)
-		"movl 8(%%rax), %%edx\n\t"         /* hi, before cur (see above) */
-		"movl (%%rax), %%ecx\n\t"          /* cur */
-		"cmpl %%edx, %%ecx\n\t"            /* cur >= hi: full or stopped */
-		"jae %l[full]\n\t"
-		"movq 16(%%rax), %%rdx\n\t"        /* slots */
-		"testl %%ecx, %%ecx\n\t"
-		"jz 5f\n\t"
-		"cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t" /* freed twice in a row? */
-		"je %l[dfree]\n\t"
-		"5:\n\t"
-		"movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
-		"addl $1, %%ecx\n\t"
-		"movl %%ecx, (%%rax)\n\t"          /* commit cur+1 */
-		"2:\n\t"
-		:
-		: [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)
-		: "rax", "rcx", "rdx", "memory", "cc"
-		: abort, full, dfree);
+	        MCG_RSEQ_ENTER(
+	                abort) "movl 8(%%rax), %%edx\n\t" /* hi, before cur (see above) */
+	                       "movl (%%rax), %%ecx\n\t"  /* cur */
+	                       "cmpl %%edx, %%ecx\n\t"    /* cur >= hi: full or stopped */
+	                       "jae %l[full]\n\t"
+	                       "movq 16(%%rax), %%rdx\n\t" /* slots */
+	                       "testl %%ecx, %%ecx\n\t"
+	                       "jz 5f\n\t"
+	                       "cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t" /* freed twice in a row? */
+	                       "je %l[dfree]\n\t"
+	                       "5:\n\t"
+	                       "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
+	                       "addl $1, %%ecx\n\t"
+	                       "movl %%ecx, (%%rax)\n\t" /* commit cur+1 */
+	                       "2:\n\t"
+	        :
+	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)
+	        : "rax", "rcx", "rdx", "memory", "cc"
+	        : abort, full, dfree);
 	return MCG_PCPU_OK;
 abort:
 	goto retry;
@@ -147,37 +146,36 @@ dfree:
 }
 
 /* Push up to @n (>= 1) objects from @src; return how many were pushed. */
-static inline uint32_t mcg_rseq_stack_push_batch(struct mcg_pcpu_stack *base,
-                                                 void *const *src, uint32_t n)
+static inline uint32_t mcg_rseq_stack_push_batch(struct mcg_pcpu_stack *base, void *const *src,
+                                                 uint32_t n)
 {
 	uint32_t done = 0;
 retry:
 	__asm__ __volatile__ goto(
-		MCG_RSEQ_ENTER(abort)
-		"movl 8(%%rax), %%edx\n\t"         /* hi, before cur (see above) */
-		"movl (%%rax), %%ecx\n\t"          /* cur */
-		"subl %%ecx, %%edx\n\t"            /* room = hi - cur */
-		"jle %l[full]\n\t"
-		"cmpl %[n], %%edx\n\t"
-		"cmova %[n], %%edx\n\t"            /* k = min(room, n) */
-		"movq 16(%%rax), %%r8\n\t"
-		"leaq (%%r8,%%rcx,8), %%r8\n\t"    /* &slots[cur] */
-		"xorl %%r9d, %%r9d\n\t"
-		"6:\n\t"
-		"movq (%[src],%%r9,8), %%r10\n\t"
-		"movq %%r10, (%%r8,%%r9,8)\n\t"
-		"addl $1, %%r9d\n\t"
-		"cmpl %%edx, %%r9d\n\t"
-		"jb 6b\n\t"
-		"movl %%edx, (%[done])\n\t"
-		"addl %%edx, %%ecx\n\t"
-		"movl %%ecx, (%%rax)\n\t"          /* commit cur+k */
-		"2:\n\t"
-		:
-		: [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [src] "r"(src),
-		  [n] "r"(n), [done] "r"(&done)
-		: "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc"
-		: abort, full);
+	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%edx\n\t" /* hi, before cur (see above) */
+	                              "movl (%%rax), %%ecx\n\t"  /* cur */
+	                              "subl %%ecx, %%edx\n\t"    /* room = hi - cur */
+	                              "jle %l[full]\n\t"
+	                              "cmpl %[n], %%edx\n\t"
+	                              "cmova %[n], %%edx\n\t" /* k = min(room, n) */
+	                              "movq 16(%%rax), %%r8\n\t"
+	                              "leaq (%%r8,%%rcx,8), %%r8\n\t" /* &slots[cur] */
+	                              "xorl %%r9d, %%r9d\n\t"
+	                              "6:\n\t"
+	                              "movq (%[src],%%r9,8), %%r10\n\t"
+	                              "movq %%r10, (%%r8,%%r9,8)\n\t"
+	                              "addl $1, %%r9d\n\t"
+	                              "cmpl %%edx, %%r9d\n\t"
+	                              "jb 6b\n\t"
+	                              "movl %%edx, (%[done])\n\t"
+	                              "addl %%edx, %%ecx\n\t"
+	                              "movl %%ecx, (%%rax)\n\t" /* commit cur+k */
+	                              "2:\n\t"
+	        :
+	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [src] "r"(src), [n] "r"(n),
+	          [done] "r"(&done)
+	        : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc"
+	        : abort, full);
 	return done;
 abort:
 	goto retry;
@@ -186,49 +184,55 @@ full:
 }
 
 /* Pop up to @n (>= 1) objects into @dst; return how many were popped. */
-static inline uint32_t mcg_rseq_stack_pop_batch(struct mcg_pcpu_stack *base,
-                                                void **dst, uint32_t n)
+static inline uint32_t mcg_rseq_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, uint32_t n)
 {
 	uint32_t done = 0;
 retry:
 	__asm__ __volatile__ goto(
-		MCG_RSEQ_ENTER(abort)
-		"movl 4(%%rax), %%r8d\n\t"         /* lo, before cur (see above) */
-		"movl (%%rax), %%ecx\n\t"          /* cur */
-		"movl %%ecx, %%edx\n\t"
-		"subl %%r8d, %%edx\n\t"            /* avail = cur - lo */
-		"jle %l[empty]\n\t"
-		"cmpl %[n], %%edx\n\t"
-		"cmova %[n], %%edx\n\t"            /* k = min(avail, n) */
-		"subl %%edx, %%ecx\n\t"            /* new cur */
-		"movq 16(%%rax), %%r8\n\t"
-		"leaq (%%r8,%%rcx,8), %%r8\n\t"    /* &slots[cur-k] */
-		"xorl %%r9d, %%r9d\n\t"
-		"6:\n\t"
-		"movq (%%r8,%%r9,8), %%r10\n\t"
-		"movq %%r10, (%[dst],%%r9,8)\n\t"
-		"addl $1, %%r9d\n\t"
-		"cmpl %%edx, %%r9d\n\t"
-		"jb 6b\n\t"
-		"movl %%edx, (%[done])\n\t"
-		"movl %%ecx, (%%rax)\n\t"          /* commit cur-k */
-		"2:\n\t"
-		:
-		: [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [dst] "r"(dst),
-		  [n] "r"(n), [done] "r"(&done)
-		: "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc"
-		: abort, empty);
+	        MCG_RSEQ_ENTER(abort) "movl 4(%%rax), %%r8d\n\t" /* lo, before cur (see above) */
+	                              "movl (%%rax), %%ecx\n\t"  /* cur */
+	                              "movl %%ecx, %%edx\n\t"
+	                              "subl %%r8d, %%edx\n\t" /* avail = cur - lo */
+	                              "jle %l[empty]\n\t"
+	                              "cmpl %[n], %%edx\n\t"
+	                              "cmova %[n], %%edx\n\t" /* k = min(avail, n) */
+	                              "subl %%edx, %%ecx\n\t" /* new cur */
+	                              "movq 16(%%rax), %%r8\n\t"
+	                              "leaq (%%r8,%%rcx,8), %%r8\n\t" /* &slots[cur-k] */
+	                              "xorl %%r9d, %%r9d\n\t"
+	                              "6:\n\t"
+	                              "movq (%%r8,%%r9,8), %%r10\n\t"
+	                              "movq %%r10, (%[dst],%%r9,8)\n\t"
+	                              "addl $1, %%r9d\n\t"
+	                              "cmpl %%edx, %%r9d\n\t"
+	                              "jb 6b\n\t"
+	                              "movl %%edx, (%[done])\n\t"
+	                              "movl %%ecx, (%%rax)\n\t" /* commit cur-k */
+	                              "2:\n\t"
+	        :
+	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [dst] "r"(dst), [n] "r"(n),
+	          [done] "r"(&done)
+	        : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc"
+	        : abort, empty);
 	return done;
 abort:
 	goto retry;
 empty:
 	return 0;
 }
+/* clang-format on */
 #else
 static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *b) { return NULL; }
 static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *b, void *o) { return MCG_PCPU_FAIL; }
-static inline uint32_t mcg_rseq_stack_push_batch(struct mcg_pcpu_stack *b, void *const *s, uint32_t n) { return 0; }
-static inline uint32_t mcg_rseq_stack_pop_batch(struct mcg_pcpu_stack *b, void **d, uint32_t n) { return 0; }
+static inline uint32_t mcg_rseq_stack_push_batch(struct mcg_pcpu_stack *b, void *const *s,
+                                                 uint32_t n)
+{
+	return 0;
+}
+static inline uint32_t mcg_rseq_stack_pop_batch(struct mcg_pcpu_stack *b, void **d, uint32_t n)
+{
+	return 0;
+}
 #endif
 
 /* ---- the locked path: same semantics, a lock per CPU slot ---- */
@@ -264,8 +268,8 @@ static mcg_always_inline int mcg_pcpu_stack_push(struct mcg_pcpu_stack *base, vo
 }
 
 /** mcg_pcpu_stack_push_batch - push up to @n objects; return the count pushed. */
-static inline uint32_t mcg_pcpu_stack_push_batch(struct mcg_pcpu_stack *base,
-                                                 void *const *src, uint32_t n)
+static inline uint32_t mcg_pcpu_stack_push_batch(struct mcg_pcpu_stack *base, void *const *src,
+                                                 uint32_t n)
 {
 	if (mcg_percpu_use_rseq())
 		return mcg_rseq_stack_push_batch(base, src, n);
@@ -273,8 +277,7 @@ static inline uint32_t mcg_pcpu_stack_push_batch(struct mcg_pcpu_stack *base,
 }
 
 /** mcg_pcpu_stack_pop_batch - pop up to @n objects; return the count popped. */
-static inline uint32_t mcg_pcpu_stack_pop_batch(struct mcg_pcpu_stack *base,
-                                                void **dst, uint32_t n)
+static inline uint32_t mcg_pcpu_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, uint32_t n)
 {
 	if (mcg_percpu_use_rseq())
 		return mcg_rseq_stack_pop_batch(base, dst, n);

@@ -38,7 +38,7 @@ struct mcg_pcpu_word {
 	uint64_t word;    /* key | count << 48 */
 	uint32_t stopped; /* nonzero: every operation fails */
 	uint32_t pad_;
-	mcg_lock_t lock;  /* locked mode: the data; rseq mode: remote owners */
+	mcg_lock_t lock; /* locked mode: the data; rseq mode: remote owners */
 } __attribute__((aligned(MCG_PCPU_STRIDE)));
 
 _Static_assert(sizeof(struct mcg_pcpu_word) == MCG_PCPU_STRIDE, "stride");
@@ -51,7 +51,10 @@ static inline uint64_t mcg_pcpu_word_pack(uint64_t key, uint32_t count)
 
 /** mcg_pcpu_word_key / _count - the parts of a word. */
 static inline uint64_t mcg_pcpu_word_key(uint64_t w) { return w & MCG_PCPU_WORD_KEY_MASK; }
-static inline uint32_t mcg_pcpu_word_count(uint64_t w) { return (uint32_t)(w >> MCG_PCPU_WORD_KEY_BITS); }
+static inline uint32_t mcg_pcpu_word_count(uint64_t w)
+{
+	return (uint32_t)(w >> MCG_PCPU_WORD_KEY_BITS);
+}
 
 /** mcg_pcpu_word_of - CPU @cpu's header in the array at @base. */
 static inline struct mcg_pcpu_word *mcg_pcpu_word_of(struct mcg_pcpu_word *base, unsigned cpu)
@@ -66,25 +69,24 @@ static inline int mcg_rseq_word_consume(struct mcg_pcpu_word *base, uint64_t key
 	uint64_t delta = n << MCG_PCPU_WORD_KEY_BITS;
 retry:
 	__asm__ __volatile__ goto(
-		MCG_RSEQ_ENTER(abort)
-		"cmpl $0, 8(%%rax)\n\t"          /* stopped? */
-		"jne %l[fail]\n\t"
-		"movq (%%rax), %%rcx\n\t"        /* word */
-		"movq %%rcx, %%rdx\n\t"
-		"shlq $16, %%rdx\n\t"
-		"shrq $16, %%rdx\n\t"            /* key */
-		"cmpq %[key], %%rdx\n\t"
-		"jne %l[fail]\n\t"
-		"cmpq %[delta], %%rcx\n\t"       /* count < n  <=>  word < delta (key < 2^48) */
-		"jb %l[fail]\n\t"
-		"subq %[delta], %%rcx\n\t"
-		"movq %%rcx, (%%rax)\n\t"        /* commit count - n */
-		"2:\n\t"
-		:
-		: [rseq] "r"(__rseq_offset), [base] "r"(base), [key] "r"(key),
-		  [delta] "r"(delta)
-		: "rax", "rcx", "rdx", "memory", "cc"
-		: abort, fail);
+	        MCG_RSEQ_ENTER(abort) "cmpl $0, 8(%%rax)\n\t" /* stopped? */
+	                              "jne %l[fail]\n\t"
+	                              "movq (%%rax), %%rcx\n\t" /* word */
+	                              "movq %%rcx, %%rdx\n\t"
+	                              "shlq $16, %%rdx\n\t"
+	                              "shrq $16, %%rdx\n\t" /* key */
+	                              "cmpq %[key], %%rdx\n\t"
+	                              "jne %l[fail]\n\t"
+	                              "cmpq %[delta], %%rcx\n\t" /* count < n  <=>  word < delta
+	                                                            (key < 2^48) */
+	                              "jb %l[fail]\n\t"
+	                              "subq %[delta], %%rcx\n\t"
+	                              "movq %%rcx, (%%rax)\n\t" /* commit count - n */
+	                              "2:\n\t"
+	        :
+	        : [rseq] "r"(__rseq_offset), [base] "r"(base), [key] "r"(key), [delta] "r"(delta)
+	        : "rax", "rcx", "rdx", "memory", "cc"
+	        : abort, fail);
 	return MCG_PCPU_OK;
 abort:
 	goto retry;
@@ -99,26 +101,26 @@ static inline int mcg_rseq_word_refill(struct mcg_pcpu_word *base, uint64_t key,
 	uint64_t top = mcg_pcpu_word_pack(key, (uint32_t)limit); /* word + delta <= top */
 retry:
 	__asm__ __volatile__ goto(
-		MCG_RSEQ_ENTER(abort)
-		"cmpl $0, 8(%%rax)\n\t"          /* stopped? */
-		"jne %l[fail]\n\t"
-		"movq (%%rax), %%rcx\n\t"        /* word */
-		"movq %%rcx, %%rdx\n\t"
-		"shlq $16, %%rdx\n\t"
-		"shrq $16, %%rdx\n\t"            /* key */
-		"cmpq %[key], %%rdx\n\t"
-		"jne %l[fail]\n\t"
-		"movq %%rcx, %%rdx\n\t"
-		"addq %[delta], %%rdx\n\t"       /* count + n (no carry: limit < 2^16) */
-		"cmpq %[top], %%rdx\n\t"
-		"ja %l[fail]\n\t"
-		"movq %%rdx, (%%rax)\n\t"        /* commit count + n */
-		"2:\n\t"
-		:
-		: [rseq] "r"(__rseq_offset), [base] "r"(base), [key] "r"(key),
-		  [delta] "r"(delta), [top] "r"(top)
-		: "rax", "rcx", "rdx", "memory", "cc"
-		: abort, fail);
+	        MCG_RSEQ_ENTER(
+	                abort) "cmpl $0, 8(%%rax)\n\t" /* stopped? */
+	                       "jne %l[fail]\n\t"
+	                       "movq (%%rax), %%rcx\n\t" /* word */
+	                       "movq %%rcx, %%rdx\n\t"
+	                       "shlq $16, %%rdx\n\t"
+	                       "shrq $16, %%rdx\n\t" /* key */
+	                       "cmpq %[key], %%rdx\n\t"
+	                       "jne %l[fail]\n\t"
+	                       "movq %%rcx, %%rdx\n\t"
+	                       "addq %[delta], %%rdx\n\t" /* count + n (no carry: limit < 2^16) */
+	                       "cmpq %[top], %%rdx\n\t"
+	                       "ja %l[fail]\n\t"
+	                       "movq %%rdx, (%%rax)\n\t" /* commit count + n */
+	                       "2:\n\t"
+	        :
+	        : [rseq] "r"(__rseq_offset), [base] "r"(base), [key] "r"(key), [delta] "r"(delta),
+	          [top] "r"(top)
+	        : "rax", "rcx", "rdx", "memory", "cc"
+	        : abort, fail);
 	return MCG_PCPU_OK;
 abort:
 	goto retry;
@@ -130,17 +132,16 @@ static inline int mcg_rseq_word_exchange(struct mcg_pcpu_word *base, uint64_t nw
 {
 retry:
 	__asm__ __volatile__ goto(
-		MCG_RSEQ_ENTER(abort)
-		"cmpl $0, 8(%%rax)\n\t"          /* stopped? */
-		"jne %l[fail]\n\t"
-		"movq (%%rax), %%rcx\n\t"
-		"movq %%rcx, (%[old])\n\t"       /* a local: rewritten on restart */
-		"movq %[nw], (%%rax)\n\t"        /* commit the new word */
-		"2:\n\t"
-		:
-		: [rseq] "r"(__rseq_offset), [base] "r"(base), [nw] "r"(nw), [old] "r"(old)
-		: "rax", "rcx", "memory", "cc"
-		: abort, fail);
+	        MCG_RSEQ_ENTER(abort) "cmpl $0, 8(%%rax)\n\t" /* stopped? */
+	                              "jne %l[fail]\n\t"
+	                              "movq (%%rax), %%rcx\n\t"
+	                              "movq %%rcx, (%[old])\n\t" /* a local: rewritten on restart */
+	                              "movq %[nw], (%%rax)\n\t"  /* commit the new word */
+	                              "2:\n\t"
+	        :
+	        : [rseq] "r"(__rseq_offset), [base] "r"(base), [nw] "r"(nw), [old] "r"(old)
+	        : "rax", "rcx", "memory", "cc"
+	        : abort, fail);
 	return MCG_PCPU_OK;
 abort:
 	goto retry;
@@ -152,23 +153,31 @@ static inline void mcg_rseq_add(void *base, uint64_t offset, int64_t delta)
 {
 retry:
 	__asm__ __volatile__ goto(
-		MCG_RSEQ_ENTER(abort)
-		"addq %[delta], (%%rax,%[off])\n\t" /* commit: the add itself */
-		"2:\n\t"
-		:
-		: [rseq] "r"(__rseq_offset), [base] "r"(base), [off] "r"(offset),
-		  [delta] "r"(delta)
-		: "rax", "memory", "cc"
-		: abort);
+	        MCG_RSEQ_ENTER(
+	                abort) "addq %[delta], (%%rax,%[off])\n\t" /* commit: the add itself */
+	                       "2:\n\t"
+	        :
+	        : [rseq] "r"(__rseq_offset), [base] "r"(base), [off] "r"(offset), [delta] "r"(delta)
+	        : "rax", "memory", "cc"
+	        : abort);
 	return;
 abort:
 	goto retry;
 }
 #else
-static inline int mcg_rseq_word_consume(struct mcg_pcpu_word *b, uint64_t k, uint64_t n) { return MCG_PCPU_FAIL; }
-static inline int mcg_rseq_word_refill(struct mcg_pcpu_word *b, uint64_t k, uint64_t n, uint64_t l) { return MCG_PCPU_FAIL; }
-static inline int mcg_rseq_word_exchange(struct mcg_pcpu_word *b, uint64_t w, uint64_t *o) { return MCG_PCPU_FAIL; }
-static inline void mcg_rseq_add(void *b, uint64_t o, int64_t d) { }
+static inline int mcg_rseq_word_consume(struct mcg_pcpu_word *b, uint64_t k, uint64_t n)
+{
+	return MCG_PCPU_FAIL;
+}
+static inline int mcg_rseq_word_refill(struct mcg_pcpu_word *b, uint64_t k, uint64_t n, uint64_t l)
+{
+	return MCG_PCPU_FAIL;
+}
+static inline int mcg_rseq_word_exchange(struct mcg_pcpu_word *b, uint64_t w, uint64_t *o)
+{
+	return MCG_PCPU_FAIL;
+}
+static inline void mcg_rseq_add(void *b, uint64_t o, int64_t d) {}
 #endif
 
 /* ---- the locked path: same semantics, a lock per CPU slot (pcpu_word.c) ---- */
@@ -209,10 +218,7 @@ static inline int mcg_pcpu_word_exchange(struct mcg_pcpu_word *base, uint64_t nw
 }
 
 /** mcg_pcpu_word_stop - make @w fail every operation (caller holds w->lock; then fence). */
-static inline void mcg_pcpu_word_stop(struct mcg_pcpu_word *w)
-{
-	MCG_WRITE_ONCE(w->stopped, 1);
-}
+static inline void mcg_pcpu_word_stop(struct mcg_pcpu_word *w) { MCG_WRITE_ONCE(w->stopped, 1); }
 
 /** mcg_pcpu_word_start - let @w run again (caller holds w->lock). */
 static inline void mcg_pcpu_word_start(struct mcg_pcpu_word *w)
@@ -233,8 +239,8 @@ static mcg_always_inline void mcg_pcpu_add(void *base, unsigned offset, int64_t 
 		mcg_rseq_add(base, offset, delta);
 		return;
 	}
-	int64_t *slot = (int64_t *)((char *)base + ((size_t)mcg_percpu_cpu() << MCG_PCPU_SHIFT) +
-	                            offset);
+	int64_t *slot =
+	        (int64_t *)((char *)base + ((size_t)mcg_percpu_cpu() << MCG_PCPU_SHIFT) + offset);
 	__atomic_fetch_add(slot, delta, __ATOMIC_RELAXED);
 }
 

@@ -39,10 +39,7 @@ static void percpu_init_once(void)
 	mcg_percpu_mode_ = rseq_usable() ? MCG_PERCPU_RSEQ : MCG_PERCPU_LOCKED;
 }
 
-void mcg_percpu_init(void)
-{
-	pthread_once(&percpu_once, percpu_init_once);
-}
+void mcg_percpu_init(void) { pthread_once(&percpu_once, percpu_init_once); }
 
 void mcg_percpu_fence(void)
 {

@@ -47,8 +47,7 @@ void mcg_percpu_init(void);
 /** mcg_percpu_use_rseq - true when rseq critical sections are in use. */
 static inline bool mcg_percpu_use_rseq(void)
 {
-	return mcg_config_rseq_asm && !mcg_config_tsan &&
-	       mcg_percpu_mode_ == MCG_PERCPU_RSEQ;
+	return mcg_config_rseq_asm && !mcg_config_tsan && mcg_percpu_mode_ == MCG_PERCPU_RSEQ;
 }
 
 /** mcg_percpu_rseq_area - this thread's struct rseq (valid in rseq mode). */

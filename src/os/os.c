@@ -59,10 +59,7 @@ void mcg_os_unmap(void *addr, size_t size)
 	__atomic_sub_fetch(&os_mapped_bytes, size, __ATOMIC_RELAXED);
 }
 
-void mcg_os_decommit(void *addr, size_t size)
-{
-	madvise(addr, size, MADV_DONTNEED);
-}
+void mcg_os_decommit(void *addr, size_t size) { madvise(addr, size, MADV_DONTNEED); }
 
 void mcg_os_bind(void *addr, size_t size, unsigned node)
 {
@@ -73,15 +70,9 @@ void mcg_os_bind(void *addr, size_t size, unsigned node)
 	syscall(SYS_mbind, addr, size, 1, &mask, sizeof(mask) * 8 + 1, 0);
 }
 
-size_t mcg_os_mapped(void)
-{
-	return __atomic_load_n(&os_mapped_bytes, __ATOMIC_RELAXED);
-}
+size_t mcg_os_mapped(void) { return __atomic_load_n(&os_mapped_bytes, __ATOMIC_RELAXED); }
 
-mcg_public size_t mcg_os_mapped_bytes(void)
-{
-	return mcg_os_mapped();
-}
+mcg_public size_t mcg_os_mapped_bytes(void) { return mcg_os_mapped(); }
 
 /* Read a small sysfs file into @buf (NUL-terminated).  Return length or -1. */
 static int read_small_file(const char *path, char *buf, size_t len)
@@ -98,8 +89,7 @@ static int read_small_file(const char *path, char *buf, size_t len)
 }
 
 /* Parse a cpulist ("0-3,8,10-11"); call @fn for each CPU.  Return max+1. */
-static unsigned parse_cpulist(const char *s, void (*fn)(unsigned cpu, unsigned arg),
-                              unsigned arg)
+static unsigned parse_cpulist(const char *s, void (*fn)(unsigned cpu, unsigned arg), unsigned arg)
 {
 	unsigned max = 0;
 	while (*s && *s != '\n') {
@@ -127,10 +117,7 @@ static unsigned parse_cpulist(const char *s, void (*fn)(unsigned cpu, unsigned a
 	return max;
 }
 
-static void set_cpu_node(unsigned cpu, unsigned node)
-{
-	os_cpu_node[cpu] = (uint8_t)node;
-}
+static void set_cpu_node(unsigned cpu, unsigned node) { os_cpu_node[cpu] = (uint8_t)node; }
 
 void mcg_os_topology_init(void)
 {
@@ -175,10 +162,7 @@ void mcg_os_topology_init(void)
 
 unsigned mcg_os_nr_cpus(void) { return os_nr_cpus; }
 unsigned mcg_os_nr_nodes(void) { return os_nr_nodes; }
-unsigned mcg_os_cpu_node(unsigned cpu)
-{
-	return cpu < os_nr_cpus ? os_cpu_node[cpu] : 0;
-}
+unsigned mcg_os_cpu_node(unsigned cpu) { return cpu < os_nr_cpus ? os_cpu_node[cpu] : 0; }
 
 uint64_t mcg_os_now_ns(void)
 {

@@ -41,12 +41,12 @@ enum mcg_chunk_kind { MCG_CHUNK_SLABS = 1, MCG_CHUNK_LARGE = 2 };
 struct mcg_chunk {
 	uint32_t magic;
 	uint16_t node;
-	uint16_t kind;           /* enum mcg_chunk_kind */
-	uint64_t free_units;     /* SLABS: bit u set = unit u free (page lock) */
-	struct mcg_list link;    /* SLABS: the node's chunk list (page lock) */
-	size_t map_size;         /* bytes mapped for this chunk */
-	size_t large_size;       /* LARGE: usable bytes of the block */
-	void *large_ptr;         /* LARGE: the block */
+	uint16_t kind;        /* enum mcg_chunk_kind */
+	uint64_t free_units;  /* SLABS: bit u set = unit u free (page lock) */
+	struct mcg_list link; /* SLABS: the node's chunk list (page lock) */
+	size_t map_size;      /* bytes mapped for this chunk */
+	size_t large_size;    /* LARGE: usable bytes of the block */
+	void *large_ptr;      /* LARGE: the block */
 	char pad_[256 - 56];
 	/* SLABS only, below: */
 	unsigned char meta[MCG_UNITS_PER_CHUNK][MCG_UNIT_META_SIZE];

@@ -78,7 +78,7 @@ void *mcg_pages_alloc(unsigned node, unsigned units)
 
 	mcg_lock(&pn->lock);
 	for (;;) {
-		mcg_list_for_each(pos, &pn->avail) {
+		mcg_list_for_each (pos, &pn->avail) {
 			struct mcg_chunk *cand = mcg_list_entry(pos, struct mcg_chunk, link);
 			u = chunk_find_span(cand, units);
 			if (u) {
@@ -134,10 +134,7 @@ void mcg_pages_free(void *span, unsigned units)
 	mcg_unlock(&pn->lock);
 }
 
-size_t mcg_pages_in_use(void)
-{
-	return __atomic_load_n(&pages_in_use, __ATOMIC_RELAXED);
-}
+size_t mcg_pages_in_use(void) { return __atomic_load_n(&pages_in_use, __ATOMIC_RELAXED); }
 
 void *mcg_large_alloc(size_t size, size_t align)
 {

@@ -91,8 +91,7 @@ mcg_noinline void mcg_cache_free_locked(struct mcg_cache *c, struct mcg_slab *s,
 		mcg_cache_free_slow(c, obj, s, r);
 }
 
-mcg_noinline void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg_slab *s,
-                                      int why)
+mcg_noinline void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg_slab *s, int why)
 {
 	switch (why) {
 	case MCG_FREE_UNCHECKED:
@@ -104,14 +103,9 @@ mcg_noinline void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg
 			mcg_report(MCG_REPORT_WRONG_CACHE, c, obj);
 		}
 		return;
-	case MCG_FREE_MISALIGNED:
-		mcg_report(MCG_REPORT_MISALIGNED, c, obj);
-		return;
-	case MCG_PCPU_DOUBLE:
-		mcg_report(MCG_REPORT_DOUBLE_FREE, c, obj);
-		return;
-	default:
-		break;
+	case MCG_FREE_MISALIGNED: mcg_report(MCG_REPORT_MISALIGNED, c, obj); return;
+	case MCG_PCPU_DOUBLE: mcg_report(MCG_REPORT_DOUBLE_FREE, c, obj); return;
+	default: break;
 	}
 	if (c->debug) {
 		mcg_debug_free(c, obj);
@@ -136,12 +130,12 @@ static void fork_prepare(void)
 {
 	mcg_lock_raw(&mcg_cache_list_lock);
 	unsigned ncpu = mcg_os_nr_cpus();
-	mcg_list_for_each(pos, &mcg_cache_list) {
+	mcg_list_for_each (pos, &mcg_cache_list) {
 		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
 		for (unsigned cpu = 0; cpu < ncpu; cpu++)
 			mcg_lock_raw(&mcg_pcpu_stack_of(c->pcpu, cpu)->lock);
 	}
-	mcg_list_for_each(pos, &mcg_cache_list) {
+	mcg_list_for_each (pos, &mcg_cache_list) {
 		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
 		for (unsigned n = 0; n < c->nr_nodes; n++)
 			mcg_lock_raw(&c->nodes[n].lock);
@@ -153,7 +147,7 @@ static void fork_release(void)
 {
 	mcg_pages_unlock_all();
 	unsigned ncpu = mcg_os_nr_cpus();
-	mcg_list_for_each(pos, &mcg_cache_list) {
+	mcg_list_for_each (pos, &mcg_cache_list) {
 		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
 		for (unsigned n = 0; n < c->nr_nodes; n++)
 			mcg_unlock_raw(&c->nodes[n].lock);
@@ -246,8 +240,8 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	unsigned ncpu = mcg_os_nr_cpus(), nnodes = mcg_os_nr_nodes();
 	uint32_t cap = cpu_cap_for(slot);
 	size_t off_nodes = MCG_ALIGN_UP(sizeof(struct mcg_cache), 64);
-	size_t off_pcpu = MCG_ALIGN_UP(off_nodes + nnodes * sizeof(struct mcg_cache_node),
-	                               MCG_PCPU_STRIDE);
+	size_t off_pcpu =
+	        MCG_ALIGN_UP(off_nodes + nnodes * sizeof(struct mcg_cache_node), MCG_PCPU_STRIDE);
 	size_t off_slots = off_pcpu + (size_t)ncpu * MCG_PCPU_STRIDE;
 	size_t total = MCG_ALIGN_UP(off_slots + (size_t)ncpu * cap * sizeof(void *), 4096);
 	char *mem = mcg_os_map(total, 4096);
@@ -323,14 +317,15 @@ static size_t cache_report_live(struct mcg_cache *c)
 		mcg_lock(&cn->lock);
 		struct mcg_list *lists[2] = {&cn->partial, &cn->full};
 		for (int l = 0; l < 2; l++) {
-			mcg_list_for_each(pos, lists[l]) {
+			mcg_list_for_each (pos, lists[l]) {
 				struct mcg_slab *s = mcg_list_entry(pos, struct mcg_slab, link);
 				mcg_spin_lock(&s->lock);
 				for (uint32_t i = 0; i < s->nobjs; i++) {
 					if (!(s->bitmap[i >> 6] & (1ull << (i & 63))))
 						continue;
 					live++;
-					mcg_report(MCG_REPORT_LEAK, c, s->base + (size_t)i * c->slot_size);
+					mcg_report(MCG_REPORT_LEAK, c,
+					           s->base + (size_t)i * c->slot_size);
 				}
 				mcg_spin_unlock(&s->lock);
 			}

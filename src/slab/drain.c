@@ -104,7 +104,7 @@ mcg_public long mcg_slab_reap_all(void)
 		return 0;
 	long bytes = 0;
 	mcg_lock(&mcg_cache_list_lock);
-	mcg_list_for_each(pos, &mcg_cache_list)
+	mcg_list_for_each (pos, &mcg_cache_list)
 		bytes += mcg_cache_reap(mcg_list_entry(pos, struct mcg_cache, link));
 	mcg_unlock(&mcg_cache_list_lock);
 	return bytes;

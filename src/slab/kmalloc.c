@@ -206,7 +206,8 @@ mcg_public void *mcg_aligned_alloc(size_t align, size_t size)
 		for (unsigned cls = class_of(want); cls < KMALLOC_CLASSES; cls++) {
 			if (class_size(cls) % align)
 				continue;
-			struct mcg_cache *c = __atomic_load_n(&kmalloc_caches[cls], __ATOMIC_ACQUIRE);
+			struct mcg_cache *c =
+			        __atomic_load_n(&kmalloc_caches[cls], __ATOMIC_ACQUIRE);
 			if (!c) {
 				if (kmalloc_init()) {
 					errno = ENOMEM;

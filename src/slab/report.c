@@ -11,14 +11,14 @@
 static mcg_report_fn report_handler;
 
 static const char *const report_names[] = {
-	[MCG_REPORT_DOUBLE_FREE] = "double-free",
-	[MCG_REPORT_FOREIGN_PTR] = "foreign-pointer",
-	[MCG_REPORT_WRONG_CACHE] = "wrong-cache",
-	[MCG_REPORT_MISALIGNED] = "misaligned-pointer",
-	[MCG_REPORT_FREELIST_CORRUPT] = "freelist-corruption",
-	[MCG_REPORT_POISON_CORRUPT] = "poison-overwritten",
-	[MCG_REPORT_REDZONE_CORRUPT] = "redzone-overwritten",
-	[MCG_REPORT_LEAK] = "leak",
+        [MCG_REPORT_DOUBLE_FREE] = "double-free",
+        [MCG_REPORT_FOREIGN_PTR] = "foreign-pointer",
+        [MCG_REPORT_WRONG_CACHE] = "wrong-cache",
+        [MCG_REPORT_MISALIGNED] = "misaligned-pointer",
+        [MCG_REPORT_FREELIST_CORRUPT] = "freelist-corruption",
+        [MCG_REPORT_POISON_CORRUPT] = "poison-overwritten",
+        [MCG_REPORT_REDZONE_CORRUPT] = "redzone-overwritten",
+        [MCG_REPORT_LEAK] = "leak",
 };
 
 mcg_public const char *mcg_report_kind_name(mcg_report_kind_t kind)

@@ -92,7 +92,8 @@ static void slab_release(struct mcg_slab *s)
 	unsigned units = s->units;
 	char *base = s->base;
 	for (unsigned i = 0; i < units; i++)
-		__atomic_store_n(&((struct mcg_slab *)ch->meta[u + i])->head, NULL, __ATOMIC_RELEASE);
+		__atomic_store_n(&((struct mcg_slab *)ch->meta[u + i])->head, NULL,
+		                 __ATOMIC_RELEASE);
 	s->cache = NULL;
 	mcg_pages_free(base, units);
 }
@@ -142,8 +143,7 @@ static uint8_t slab_wanted_list(const struct mcg_slab *s)
 	return MCG_SLAB_PARTIAL;
 }
 
-unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned n,
-                       uint64_t *fresh)
+unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned n, uint64_t *fresh)
 {
 	struct mcg_cache_node *cn = &c->nodes[node];
 	unsigned got = 0;
@@ -318,7 +318,7 @@ size_t mcg_node_release_empty(struct mcg_cache *c, unsigned node, size_t keep, s
 		max--;
 	}
 	mcg_unlock(&cn->lock);
-	mcg_list_for_each_safe(pos, tmp, &victims) {
+	mcg_list_for_each_safe (pos, tmp, &victims) {
 		struct mcg_slab *s = mcg_list_entry(pos, struct mcg_slab, link);
 		bytes += (size_t)s->units * MCG_UNIT_SIZE;
 		mcg_list_del(&s->link);
@@ -349,7 +349,4 @@ void *mcg_debug_alloc(struct mcg_cache *c)
 	return obj;
 }
 
-void mcg_debug_free(struct mcg_cache *c, void *obj)
-{
-	mcg_node_put(c, &obj, 1);
-}
+void mcg_debug_free(struct mcg_cache *c, void *obj) { mcg_node_put(c, &obj, 1); }

@@ -54,24 +54,24 @@ enum mcg_slab_list { MCG_SLAB_EMPTY = 1, MCG_SLAB_PARTIAL, MCG_SLAB_FULL };
 
 /* Descriptor of a slab: one per unit in the chunk header (head: the first). */
 struct mcg_slab {
-	struct mcg_slab *head;   /* first unit's descriptor; NULL: not a slab */
+	struct mcg_slab *head; /* first unit's descriptor; NULL: not a slab */
 	struct mcg_cache *cache;
-	char *base;              /* object 0 */
+	char *base; /* object 0 */
 	/* Copies of the cache's, so a free reads one line: */
 	struct mcg_pcpu_stack *pcpu; /* cache->pcpu */
-	uint64_t recip;          /* cache->recip */
-	uint32_t slot_size;      /* cache->slot_size */
-	void *freelist;          /* encoded links (node lock) */
-	uint64_t *bitmap;        /* one bit per object (node lock) */
-	struct mcg_list link;    /* on a node list (node lock) */
-	uint32_t inuse;          /* objects out of the slab (node lock) */
-	uint32_t carved;         /* objects ever handed out: [0, carved) */
+	uint64_t recip;              /* cache->recip */
+	uint32_t slot_size;          /* cache->slot_size */
+	void *freelist;              /* encoded links (node lock) */
+	uint64_t *bitmap;            /* one bit per object (node lock) */
+	struct mcg_list link;        /* on a node list (node lock) */
+	uint32_t inuse;              /* objects out of the slab (node lock) */
+	uint32_t carved;             /* objects ever handed out: [0, carved) */
 	uint32_t nobjs;
 	uint16_t node;
-	uint8_t list;            /* enum mcg_slab_list (node lock) */
+	uint8_t list; /* enum mcg_slab_list (node lock) */
 	uint8_t units;
-	uint32_t pinned;         /* list fix-ups pending: not releasable (slab lock) */
-	mcg_spin_t lock;         /* zero when the descriptor is fresh: unlocked */
+	uint32_t pinned; /* list fix-ups pending: not releasable (slab lock) */
+	mcg_spin_t lock; /* zero when the descriptor is fresh: unlocked */
 };
 _Static_assert(sizeof(struct mcg_slab) <= MCG_UNIT_META_SIZE, "slab descriptor size");
 
@@ -87,22 +87,22 @@ struct mcg_cache {
 	struct mcg_pcpu_stack *pcpu; /* the per-CPU arrays */
 	uint32_t slot_size;
 	uint32_t flags;
-	uint64_t recip;              /* ceil(2^MCG_RECIP_SHIFT / slot_size) */
-	uint8_t debug;               /* poison or red zone: no CPU arrays */
-	uint8_t dead;                /* destroyed (for stale-pointer reports) */
+	uint64_t recip; /* ceil(2^MCG_RECIP_SHIFT / slot_size) */
+	uint8_t debug;  /* poison or red zone: no CPU arrays */
+	uint8_t dead;   /* destroyed (for stale-pointer reports) */
 	/* Slow path. */
-	uintptr_t secret;            /* freelist encoding key */
-	uint32_t cpu_cap;            /* array capacity */
-	uint32_t batch;              /* objects per refill / flush */
+	uintptr_t secret; /* freelist encoding key */
+	uint32_t cpu_cap; /* array capacity */
+	uint32_t batch;   /* objects per refill / flush */
 	uint32_t objs_per_slab;
-	uint32_t slab_units;         /* units per slab, a power of two */
-	size_t object_size;          /* as asked */
+	uint32_t slab_units; /* units per slab, a power of two */
+	size_t object_size;  /* as asked */
 	size_t align;
-	size_t link_offset;          /* where a free object keeps its link */
+	size_t link_offset; /* where a free object keeps its link */
 	mcg_ctor_t ctor;
-	struct mcg_list link;        /* global cache list */
-	void **slot_mem;             /* all CPUs' slot arrays, one mapping */
-	size_t meta_bytes;           /* bytes mapped for this cache's metadata */
+	struct mcg_list link; /* global cache list */
+	void **slot_mem;      /* all CPUs' slot arrays, one mapping */
+	size_t meta_bytes;    /* bytes mapped for this cache's metadata */
 	char name[MCG_CACHE_NAME_MAX];
 	unsigned nr_nodes;
 	struct mcg_cache_node *nodes; /* nr_nodes entries */

@@ -24,12 +24,13 @@ mcg_public int mcg_slabinfo_write(int fd)
 	if (r < 0)
 		return r;
 	mcg_lock(&mcg_cache_list_lock);
-	mcg_list_for_each(pos, &mcg_cache_list) {
+	mcg_list_for_each (pos, &mcg_cache_list) {
 		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
 		mcg_cache_stats_t st;
 		mcg_cache_stats(c, &st);
-		r = mcg_fdprintf(fd, "%-17s %6zu %6zu %6zu %4zu %4zu : tunables %4zu %4zu %4d : "
-		                     "slabdata %6zu %6zu %6d\n",
+		r = mcg_fdprintf(fd,
+		                 "%-17s %6zu %6zu %6zu %4zu %4zu : tunables %4zu %4zu %4d : "
+		                 "slabdata %6zu %6zu %6d\n",
 		                 st.name, st.active_objs, st.num_objs, st.slot_size,
 		                 st.objs_per_slab, st.slab_bytes / 4096, st.cpu_limit, st.batch, 0,
 		                 st.active_slabs, st.num_slabs, 0);

@@ -21,48 +21,47 @@ static int test_failed_checks;
 static int test_passed, test_failed;
 static const char *test_current = "?";
 
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			test_failed_checks++;                                  \
-			fprintf(stderr, "%s:%d: %s: CHECK(%s) failed\n",       \
-			        __FILE__, __LINE__, test_current, #cond);      \
-		}                                                              \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			test_failed_checks++;                                                      \
+			fprintf(stderr, "%s:%d: %s: CHECK(%s) failed\n", __FILE__, __LINE__,       \
+			        test_current, #cond);                                              \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_EQ(a, b)                                                         \
-	do {                                                                   \
-		long long _a = (long long)(a), _b = (long long)(b);            \
-		if (_a != _b) {                                                \
-			test_failed_checks++;                                  \
-			fprintf(stderr, "%s:%d: %s: %s == %s failed: %lld vs %lld\n", \
-			        __FILE__, __LINE__, test_current, #a, #b, _a,  \
-			        _b);                                           \
-		}                                                              \
+#define CHECK_EQ(a, b)                                                                             \
+	do {                                                                                       \
+		long long _a = (long long)(a), _b = (long long)(b);                                \
+		if (_a != _b) {                                                                    \
+			test_failed_checks++;                                                      \
+			fprintf(stderr, "%s:%d: %s: %s == %s failed: %lld vs %lld\n", __FILE__,    \
+			        __LINE__, test_current, #a, #b, _a, _b);                           \
+		}                                                                                  \
 	} while (0)
 
-#define REQUIRE(cond)                                                          \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			test_failed_checks++;                                  \
-			fprintf(stderr, "%s:%d: %s: REQUIRE(%s) failed\n",     \
-			        __FILE__, __LINE__, test_current, #cond);      \
-			return;                                                \
-		}                                                              \
+#define REQUIRE(cond)                                                                              \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			test_failed_checks++;                                                      \
+			fprintf(stderr, "%s:%d: %s: REQUIRE(%s) failed\n", __FILE__, __LINE__,     \
+			        test_current, #cond);                                              \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
 
-#define RUN(fn)                                                                \
-	do {                                                                   \
-		int _before = test_failed_checks;                              \
-		test_current = #fn;                                            \
-		fn();                                                          \
-		if (test_failed_checks == _before) {                           \
-			test_passed++;                                         \
-			fprintf(stderr, "ok   %s\n", #fn);                     \
-		} else {                                                       \
-			test_failed++;                                         \
-			fprintf(stderr, "FAIL %s\n", #fn);                     \
-		}                                                              \
+#define RUN(fn)                                                                                    \
+	do {                                                                                       \
+		int _before = test_failed_checks;                                                  \
+		test_current = #fn;                                                                \
+		fn();                                                                              \
+		if (test_failed_checks == _before) {                                               \
+			test_passed++;                                                             \
+			fprintf(stderr, "ok   %s\n", #fn);                                         \
+		} else {                                                                           \
+			test_failed++;                                                             \
+			fprintf(stderr, "FAIL %s\n", #fn);                                         \
+		}                                                                                  \
 	} while (0)
 
 static inline int test_done(void)
