@@ -84,7 +84,7 @@ retry:
 	                              "movq %%rcx, (%%rax)\n\t" /* commit count - n */
 	                              "2:\n\t"
 	        :
-	        : [rseq] "r"(__rseq_offset), [base] "r"(base), [key] "r"(key), [delta] "r"(delta)
+	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [key] "r"(key), [delta] "r"(delta)
 	        : "rax", "rcx", "rdx", "memory", "cc"
 	        : abort, fail);
 	return MCG_PCPU_OK;
@@ -117,7 +117,7 @@ retry:
 	                       "movq %%rdx, (%%rax)\n\t" /* commit count + n */
 	                       "2:\n\t"
 	        :
-	        : [rseq] "r"(__rseq_offset), [base] "r"(base), [key] "r"(key), [delta] "r"(delta),
+	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [key] "r"(key), [delta] "r"(delta),
 	          [top] "r"(top)
 	        : "rax", "rcx", "rdx", "memory", "cc"
 	        : abort, fail);
@@ -139,7 +139,7 @@ retry:
 	                              "movq %[nw], (%%rax)\n\t"  /* commit the new word */
 	                              "2:\n\t"
 	        :
-	        : [rseq] "r"(__rseq_offset), [base] "r"(base), [nw] "r"(nw), [old] "r"(old)
+	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [nw] "r"(nw), [old] "r"(old)
 	        : "rax", "rcx", "memory", "cc"
 	        : abort, fail);
 	return MCG_PCPU_OK;
@@ -157,7 +157,7 @@ retry:
 	                abort) "addq %[delta], (%%rax,%[off])\n\t" /* commit: the add itself */
 	                       "2:\n\t"
 	        :
-	        : [rseq] "r"(__rseq_offset), [base] "r"(base), [off] "r"(offset), [delta] "r"(delta)
+	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [off] "r"(offset), [delta] "r"(delta)
 	        : "rax", "memory", "cc"
 	        : abort);
 	return;
