@@ -113,6 +113,18 @@ static int write_low(mcg_group_t *g, long pages)
 static int write_high(mcg_group_t *g, long pages)
 {
 	mcg_page_counter_set_high(&g->memory, pages);
+	/* As the kernel's memory_high_write(): reclaim down to it, a few tries. */
+	const struct mcg_group_reclaim_ops *ops = mcg_group_reclaim_ops_get();
+	for (int tries = 0; ops && tries < 16; tries++) {
+		long usage = mcg_page_counter_read(&g->memory);
+		if (usage <= pages)
+			break;
+		if (!ops->reclaim(g, (unsigned long)(usage - pages), 0)) {
+			mcg_group_drain_stocks();
+			if (tries > 0)
+				break;
+		}
+	}
 	return 0;
 }
 

@@ -15,7 +15,8 @@
  *   nr       = deferred work taken (exchanged to 0)
  *   delta    = (freeable >> priority) * 4 / seeks   (seeks 0: freeable / 2)
  *   total    = min((nr >> priority) + delta, 2 * freeable)
- *   scan batches while total >= batch or total >= freeable
+ *   scan batches while total >= batch or total >= freeable (and the
+ *   reclaimer has not met its goal: then the rest is deferred too)
  *   deferred += min(max(nr + delta - scanned, 0), 2 * freeable)
  * Deferred work lives per node in the shrinker (not memcg-aware, or the
  * root group) or per node per group in the group's info.
@@ -284,7 +285,8 @@ static long *deferred_slot(struct mcg_shrinker *s, const mcg_shrink_control_t *s
  */
 static unsigned long do_shrink_slab(struct mcg_shrinker *s, mcg_shrink_control_t *sc,
                                     int priority, unsigned long protection,
-                                    unsigned long size, unsigned long *scanned_out)
+                                    unsigned long size, unsigned long *scanned_out,
+                                    const struct mcg_reclaim_goal *goal)
 {
 	unsigned long freeable = s->ops.count_objects(s, sc);
 	if (freeable == 0 || freeable == MCG_SHRINK_EMPTY)
@@ -333,6 +335,9 @@ static unsigned long do_shrink_slab(struct mcg_shrinker *s, mcg_shrink_control_t
 		scanned += done;
 		if (!total_scan)
 			break;
+		/* The reclaimer has what it asked for: the rest is deferred. */
+		if (goal && goal->state->reclaimed >= goal->nr_to_reclaim)
+			break;
 	}
 	/* New work not done is deferred, old deferred work done is dropped; cap 2x freeable. */
 	long next = (long)((unsigned long)nr + delta) - (long)scanned;
@@ -348,7 +353,7 @@ static unsigned long do_shrink_slab(struct mcg_shrinker *s, mcg_shrink_control_t
 /* Call shrinker @id for @sc; handle the mark of a memcg-aware one. */
 static void shrink_one(int id, mcg_shrink_control_t *sc, int priority, bool memcg_call,
                        unsigned long protection, unsigned long size, unsigned long *scanned,
-                       unsigned long *freed)
+                       unsigned long *freed, const struct mcg_reclaim_goal *goal)
 {
 	struct mcg_shrinker *s = shrinker_tryget(id);
 	if (!s)
@@ -364,7 +369,7 @@ static void shrink_one(int id, mcg_shrink_control_t *sc, int priority, bool memc
 			goto out;
 	}
 	sc->nid = nid;
-	unsigned long ret = do_shrink_slab(s, sc, priority, protection, size, scanned);
+	unsigned long ret = do_shrink_slab(s, sc, priority, protection, size, scanned, goal);
 	if (ret == MCG_SHRINK_EMPTY && aware && sc->nid == 0 &&
 	    !(s->ops.flags & MCG_SHRINKER_NUMA_AWARE)) {
 		/*
@@ -376,7 +381,7 @@ static void shrink_one(int id, mcg_shrink_control_t *sc, int priority, bool memc
 		if (info) {
 			__atomic_fetch_and(&info->map[id / 64], ~(1ul << (id % 64)),
 			                   __ATOMIC_SEQ_CST);
-			ret = do_shrink_slab(s, sc, priority, protection, size, scanned);
+			ret = do_shrink_slab(s, sc, priority, protection, size, scanned, goal);
 			if (ret != MCG_SHRINK_EMPTY)
 				mcg_shrinker_mark(sc->group, id);
 		}
@@ -388,7 +393,8 @@ out:
 }
 
 void mcg_shrink_slab(mcg_group_t *g, unsigned nid, int priority, unsigned long protection,
-                     unsigned long size, unsigned long *scanned, unsigned long *freed)
+                     unsigned long size, unsigned long *scanned, unsigned long *freed,
+                     const struct mcg_reclaim_goal *goal)
 {
 	registry_init();
 	mcg_shrink_control_t sc = {.nid = nid, .group = g};
@@ -397,7 +403,7 @@ void mcg_shrink_slab(mcg_group_t *g, unsigned nid, int priority, unsigned long p
 		/* The root: every shrinker (memcg-aware ones for the root's own lists). */
 		for (int id = 0; id < n; id++) {
 			sc.nid = nid;
-			shrink_one(id, &sc, priority, false, protection, size, scanned, freed);
+			shrink_one(id, &sc, priority, false, protection, size, scanned, freed, goal);
 		}
 		return;
 	}
@@ -410,7 +416,7 @@ void mcg_shrink_slab(mcg_group_t *g, unsigned nid, int priority, unsigned long p
 			int id = w * 64 + __builtin_ctzl(bits);
 			bits &= bits - 1;
 			sc.nid = nid;
-			shrink_one(id, &sc, priority, true, protection, size, scanned, freed);
+			shrink_one(id, &sc, priority, true, protection, size, scanned, freed, goal);
 		}
 	}
 }

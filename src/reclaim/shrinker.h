@@ -93,13 +93,21 @@ void mcg_list_lru_reparent(mcg_group_t *g);
 /** mcg_list_lru_free_group - free @g's lists (release; they are empty and dead). */
 void mcg_list_lru_free_group(struct mcg_lru_memcg *m);
 
+/* What the calling reclaimer wants: scanning stops once it has it. */
+struct mcg_reclaim_goal {
+	const struct mcg_reclaim_state *state; /* pages reclaimed so far */
+	unsigned long nr_to_reclaim;
+};
+
 /*
  * mcg_shrink_slab - run the shrinkers of @g on node @nid at @priority (the
  * kernel's shrink_slab): memcg-aware ones with a mark in @g, and for the
  * root all the others too.  @protection (pages) and @size scale the
  * pressure (0: none).  Adds objects scanned and freed to *@scanned, *@freed.
+ * @goal (NULL: none) stops scanning early once met.
  */
 void mcg_shrink_slab(mcg_group_t *g, unsigned nid, int priority, unsigned long protection,
-                     unsigned long size, unsigned long *scanned, unsigned long *freed);
+                     unsigned long size, unsigned long *scanned, unsigned long *freed,
+                     const struct mcg_reclaim_goal *goal);
 
 #endif /* MCG_RECLAIM_SHRINKER_H */

@@ -250,8 +250,9 @@ static void shrink_group(struct scan_control *sc, mcg_group_t *g)
 	unsigned long size = (unsigned long)mcg_page_counter_read(&g->memory);
 	unsigned long scanned = 0, freed = 0, before = sc->state.reclaimed;
 	unsigned nodes = mcg_os_nr_nodes();
+	struct mcg_reclaim_goal goal = {&sc->state, sc->nr_to_reclaim};
 	for (unsigned nid = 0; nid < nodes; nid++)
-		mcg_shrink_slab(g, nid, sc->priority, protection, size, &scanned, &freed);
+		mcg_shrink_slab(g, nid, sc->priority, protection, size, &scanned, &freed, &goal);
 	unsigned long stolen = sc->state.reclaimed - before;
 	sc->nr_scanned += scanned;
 	sc->nr_freed += freed;

@@ -57,16 +57,16 @@ static void test_arithmetic(void)
 	reset();
 	fake_count = 1000;
 	/* priority 12: delta = (1000 >> 12) * 4 / 2 = 0: nothing, nothing deferred */
-	mcg_shrink_slab(mcg_group_root(), 0, 12, 0, 0, &scanned, &freed);
+	mcg_shrink_slab(mcg_group_root(), 0, 12, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(scans, 0);
 	CHECK_EQ(s->nr_deferred[0], 0);
 	/* priority 4: delta = 62 * 2 = 124 < batch 128 and < freeable: deferred */
-	mcg_shrink_slab(mcg_group_root(), 0, 4, 0, 0, &scanned, &freed);
+	mcg_shrink_slab(mcg_group_root(), 0, 4, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(scans, 0);
 	CHECK_EQ(s->nr_deferred[0], 124);
 	/* priority 2: (124 >> 2) + 250 * 2 = 531: 4 batches of 128, 19 left */
 	scan_ret = 10;
-	mcg_shrink_slab(mcg_group_root(), 0, 2, 0, 0, &scanned, &freed);
+	mcg_shrink_slab(mcg_group_root(), 0, 2, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(scans, 4);
 	CHECK_EQ(scanned_total, 512);
 	CHECK_EQ(freed, 40);
@@ -78,7 +78,7 @@ static void test_arithmetic(void)
 	scan_ret = MCG_SHRINK_STOP; /* stop at once: all the work is deferred */
 	reset();
 	scan_ret = MCG_SHRINK_STOP;
-	mcg_shrink_slab(mcg_group_root(), 0, 0, 0, 0, &scanned, &freed);
+	mcg_shrink_slab(mcg_group_root(), 0, 0, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(scans, 1);
 	CHECK(s->nr_deferred[0] <= 80);
 	/* seeks 0: half of freeable per pass, regardless of priority */
@@ -87,7 +87,7 @@ static void test_arithmetic(void)
 	REQUIRE(s);
 	reset();
 	fake_count = 100;
-	mcg_shrink_slab(mcg_group_root(), 0, 12, 0, 0, &scanned, &freed);
+	mcg_shrink_slab(mcg_group_root(), 0, 12, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(scanned_total, 50);
 	mcg_shrinker_destroy(s);
 }
@@ -100,7 +100,7 @@ static void test_small_cache_tight(void)
 	reset();
 	fake_count = 20;
 	unsigned long scanned = 0, freed = 0;
-	mcg_shrink_slab(mcg_group_root(), 0, 0, 0, 0, &scanned, &freed); /* delta 40 >= 20 */
+	mcg_shrink_slab(mcg_group_root(), 0, 0, 0, 0, &scanned, &freed, NULL); /* delta 40 >= 20 */
 	CHECK_EQ(scans, 1);
 	CHECK_EQ(scanned_total, 40);
 	mcg_shrinker_destroy(s);
@@ -115,27 +115,27 @@ static void test_marks(void)
 	unsigned long scanned = 0, freed = 0;
 	reset();
 	/* Unmarked group: the shrinker is not even counted. */
-	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed);
+	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(counts, 0);
 	REQUIRE(mcg_reclaim_info_get(g));
 	mcg_shrinker_mark(g, s->id);
 	fake_count = MCG_SHRINK_EMPTY;
-	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed);
+	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(counts, 2); /* counted, cleared, counted again */
 	CHECK(!(g->reclaim->map[s->id / 64] & (1ul << (s->id % 64))));
 	reset();
-	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed);
+	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(counts, 0);
 	/* 0 freeable is not empty: the mark stays. */
 	mcg_shrinker_mark(g, s->id);
 	fake_count = 0;
-	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed);
+	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(counts, 1);
 	CHECK(g->reclaim->map[s->id / 64] & (1ul << (s->id % 64)));
 	/* Unregistered: never called again. */
 	mcg_shrinker_unregister(s);
 	reset();
-	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed);
+	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(counts, 0);
 	mcg_shrinker_destroy(s);
 	mcg_group_remove(g);
