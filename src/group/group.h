@@ -24,6 +24,7 @@
 
 #include "base/list.h"
 #include "base/lock.h"
+#include "base/pcpu_word.h"
 #include "group/page_counter.h"
 #include "memcg/group.h"
 
@@ -147,7 +148,10 @@ void *mcg_group_stat_alloc(void);
 void mcg_group_stat_free(void *pcpu_stat);
 
 /** mcg_group_stat_mod - add @delta to stat @item of @g on this CPU (lockless). */
-void mcg_group_stat_mod(mcg_group_t *g, enum mcg_group_stat item, int64_t delta);
+static inline void mcg_group_stat_mod(mcg_group_t *g, enum mcg_group_stat item, int64_t delta)
+{
+	mcg_pcpu_add(g->pcpu_stat, (unsigned)item * 8, delta);
+}
 
 /** mcg_group_stat_local - @g's own value of @item (all CPUs; racy while running). */
 int64_t mcg_group_stat_local(const mcg_group_t *g, enum mcg_group_stat item);

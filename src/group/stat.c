@@ -73,11 +73,6 @@ void mcg_group_stat_free(void *pcpu_stat)
 	mcg_free(pcpu_stat);
 }
 
-void mcg_group_stat_mod(mcg_group_t *g, enum mcg_group_stat item, int64_t delta)
-{
-	mcg_pcpu_add(g->pcpu_stat, (unsigned)item * 8, delta);
-}
-
 int64_t mcg_group_stat_local(const mcg_group_t *g, enum mcg_group_stat item)
 {
 	return mcg_pcpu_sum(g->pcpu_stat, (unsigned)item * 8, mcg_os_nr_cpus());

@@ -277,6 +277,12 @@ charged:
 
 static mcg_noinline int charge_slow(mcg_group_t *g, unsigned long nr, unsigned flags)
 {
+	/* Locked mode's fast path (the rseq one is inline in mcg_charge). */
+	if (!mcg_percpu_use_rseq() && nr <= STOCK_PAGES &&
+	    mcg_pcpu_word_consume(stocks, key_of(g), nr) == MCG_PCPU_OK) {
+		mcg_group_stat_mod(g, MCG_STAT_ANON, (int64_t)nr);
+		return 0;
+	}
 	unsigned long batch = nr < STOCK_PAGES ? STOCK_PAGES : nr;
 	long got = charge_counters(g, nr, batch, flags);
 	if (got < 0)
@@ -287,50 +293,68 @@ static mcg_noinline int charge_slow(mcg_group_t *g, unsigned long nr, unsigned f
 	return 0;
 }
 
+static mcg_noinline int charge_current(unsigned long nr_pages, unsigned flags)
+{
+	return mcg_charge(mcg_group_current(), nr_pages, flags);
+}
+
 mcg_public int mcg_charge(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
 {
 	if (unlikely(nr_pages == 0 || nr_pages > CHARGE_MAX ||
 	             (flags & ~(MCG_CHARGE_FORCE | MCG_CHARGE_NORECLAIM | MCG_CHARGE_NOWAIT))))
 		return -EINVAL;
-	if (!g)
-		g = mcg_group_current();
-	/* Fast path: this CPU's stock holds enough pages of this group. */
-	if (likely(nr_pages <= STOCK_PAGES) &&
-	    mcg_pcpu_word_consume(stocks, key_of(g), nr_pages) == MCG_PCPU_OK) {
-		mcg_group_stat_mod(g, MCG_STAT_ANON, (int64_t)nr_pages);
+	if (unlikely(!g))
+		return charge_current(nr_pages, flags);
+	/* Fast path: this CPU's stock holds enough pages of this group.  Two
+	 * rseq sections, then return; everything else is a tail call. */
+	if (likely(nr_pages <= STOCK_PAGES && mcg_percpu_use_rseq()) &&
+	    likely(mcg_rseq_word_consume(stocks, key_of(g), nr_pages) == MCG_PCPU_OK)) {
+		mcg_rseq_add(g->pcpu_stat, MCG_STAT_ANON * 8, (int64_t)nr_pages);
 		return 0;
 	}
 	return charge_slow(g, nr_pages, flags);
 }
 
-static mcg_noinline void uncharge_slow(mcg_group_t *g, unsigned long nr)
+static mcg_noinline int uncharge_slow(mcg_group_t *g, unsigned long nr)
 {
+	mcg_group_stat_mod(g, MCG_STAT_ANON, -(int64_t)nr);
+	/* Inside a shrinker: straight to the counters, counted as reclaimed. */
+	struct mcg_reclaim_state *rs = mcg_reclaim_state_current;
+	if (unlikely(rs)) {
+		rs->reclaimed += nr;
+		mcg_page_counter_uncharge(&g->memory, (long)nr);
+		return 0;
+	}
+	if (nr <= STOCK_PAGES &&
+	    mcg_pcpu_word_refill(stocks, key_of(g), nr, STOCK_PAGES) == MCG_PCPU_OK)
+		return 0; /* locked mode's fast path, or the stock changed under us */
 	if (nr > STOCK_PAGES)
 		mcg_page_counter_uncharge(&g->memory, (long)nr);
 	else
 		stock_install(g, (uint32_t)nr); /* drains the old (full or other) stock */
+	return 0;
+}
+
+static mcg_noinline int uncharge_current(unsigned long nr_pages)
+{
+	return mcg_uncharge(mcg_group_current(), nr_pages);
 }
 
 mcg_public int mcg_uncharge(mcg_group_t *g, unsigned long nr_pages)
 {
 	if (unlikely(nr_pages == 0 || nr_pages > CHARGE_MAX))
 		return -EINVAL;
-	if (!g)
-		g = mcg_group_current();
-	mcg_group_stat_mod(g, MCG_STAT_ANON, -(int64_t)nr_pages);
-	/* Inside a shrinker: straight to the counters, counted as reclaimed. */
-	struct mcg_reclaim_state *rs = mcg_reclaim_state_current;
-	if (unlikely(rs)) {
-		rs->reclaimed += nr_pages;
-		mcg_page_counter_uncharge(&g->memory, (long)nr_pages);
+	if (unlikely(!g))
+		return uncharge_current(nr_pages);
+	/* Fast path: back into this CPU's stock (not inside a shrinker, whose
+	 * uncharges go straight to the counters: uncharge_slow()). */
+	if (likely(nr_pages <= STOCK_PAGES && mcg_percpu_use_rseq() &&
+	           !mcg_reclaim_state_current) &&
+	    likely(mcg_rseq_word_refill(stocks, key_of(g), nr_pages, STOCK_PAGES) == MCG_PCPU_OK)) {
+		mcg_rseq_add(g->pcpu_stat, MCG_STAT_ANON * 8, -(int64_t)nr_pages);
 		return 0;
 	}
-	/* Fast path: back into this CPU's stock. */
-	if (likely(nr_pages <= STOCK_PAGES) &&
-	    mcg_pcpu_word_refill(stocks, key_of(g), nr_pages, STOCK_PAGES) == MCG_PCPU_OK)
-		return 0;
-	uncharge_slow(g, nr_pages);
-	return 0;
+	return uncharge_slow(g, nr_pages);
 }
 
 int mcg_group_charge_nostock(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
