@@ -157,8 +157,8 @@ static double measure(int variant, int threads, long total_pairs, unsigned long 
 		pthread_create(&sampler, NULL, sampler_main, NULL);
 	}
 	for (int i = 0; i < threads; i++) {
-		workers[i] = (struct worker){.variant = variant, .pairs = total_pairs / threads,
-		                             .start = &start};
+		workers[i] = (struct worker){
+		        .variant = variant, .pairs = total_pairs / threads, .start = &start};
 		pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]);
 	}
 	pthread_barrier_wait(&start);
@@ -241,7 +241,8 @@ int bench_charge_main(int argc, char **argv)
 
 	if (!o.json) {
 		printf("memcg bench charge: ns per charge+uncharge pair per busy CPU, "
-		       "median of %d; 4 counter levels\n", runs);
+		       "median of %d; 4 counter levels\n",
+		       runs);
 		printf("%7s %10s %10s %10s %12s %12s %14s\n", "threads", "mutex", "atomic", "stock",
 		       "mutex/stock", "contentions", "drift (pages)");
 	}
@@ -256,9 +257,11 @@ int bench_charge_main(int argc, char **argv)
 		if (o.json) {
 			char extra[160];
 			for (int v = 0; v < NR_VARIANTS; v++) {
-				int n = snprintf(extra, sizeof(extra), "\"threads\":%d", all_threads[t]);
+				int n = snprintf(extra, sizeof(extra), "\"threads\":%d",
+				                 all_threads[t]);
 				if (v == V_MUTEX)
-					snprintf(extra + n, sizeof(extra) - n, ",\"contentions\":%.0f", c);
+					snprintf(extra + n, sizeof(extra) - n,
+					         ",\"contentions\":%.0f", c);
 				if (v == V_STOCK)
 					snprintf(extra + n, sizeof(extra) - n,
 					         ",\"drift_pages\":%ld,\"drift_bound_pages\":%ld",
@@ -266,9 +269,9 @@ int bench_charge_main(int argc, char **argv)
 				bench_emit_json("charge", variant_names[v], extra, m[v], "ns/pair");
 			}
 		} else {
-			printf("%7d %10.1f %10.1f %10.1f %11.1fx %12.0f %7ld / %ld\n", all_threads[t],
-			       m[V_MUTEX], m[V_ATOMIC], m[V_STOCK], m[V_MUTEX] / m[V_STOCK], c,
-			       drift[t], bound);
+			printf("%7d %10.1f %10.1f %10.1f %11.1fx %12.0f %7ld / %ld\n",
+			       all_threads[t], m[V_MUTEX], m[V_ATOMIC], m[V_STOCK],
+			       m[V_MUTEX] / m[V_STOCK], c, drift[t], bound);
 		}
 	}
 	if (!o.json)

@@ -998,8 +998,10 @@ int bench_slab_main(int argc, char **argv)
 	args[nargs] = NULL;
 	if (only && strcmp(only, "pair") && strcmp(only, "free1m") && strcmp(only, "growshrink") &&
 	    strcmp(only, "rss")) {
-		fprintf(stderr, "memcg bench slab: unknown case '%s' "
-		                "(pair, free1m, growshrink, rss)\n", only);
+		fprintf(stderr,
+		        "memcg bench slab: unknown case '%s' "
+		        "(pair, free1m, growshrink, rss)\n",
+		        only);
 		return 2;
 	}
 	struct ctx *x = calloc(1, sizeof(*x));

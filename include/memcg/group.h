@@ -161,8 +161,7 @@ void mcg_group_drain_stocks(void);
  * asking for @nr_pages.  Return: pages freed (uncharged), 0 for none.
  * Runs in the charging thread with no memcg lock held.
  */
-typedef unsigned long (*mcg_group_reclaim_fn)(mcg_group_t *over, unsigned long nr_pages,
-                                              void *arg);
+typedef unsigned long (*mcg_group_reclaim_fn)(mcg_group_t *over, unsigned long nr_pages, void *arg);
 
 /** High hook: @over went above its memory.high by a charge of @nr_pages. */
 typedef void (*mcg_group_high_fn)(mcg_group_t *over, unsigned long nr_pages, void *arg);

@@ -70,10 +70,7 @@ typedef struct mcg_lru_link {
 } mcg_lru_link_t;
 
 /** mcg_lru_link_init - mark @l as on no list (self-linked). */
-static inline void mcg_lru_link_init(mcg_lru_link_t *l)
-{
-	l->next = l->prev = l;
-}
+static inline void mcg_lru_link_init(mcg_lru_link_t *l) { l->next = l->prev = l; }
 
 /** mcg_lru_link_empty - true when @l is on no list (or was never added). */
 static inline bool mcg_lru_link_empty(const mcg_lru_link_t *l)
@@ -118,16 +115,14 @@ void mcg_list_lru_destroy(mcg_list_lru_t *lru);
  * range); -ENOMEM (the group's lists could not be allocated).
  * Pair with mcg_list_lru_del() (same @nid and @group) or a walk that isolates it.
  */
-int mcg_list_lru_add(mcg_list_lru_t *lru, mcg_lru_link_t *item, unsigned nid,
-                     mcg_group_t *group);
+int mcg_list_lru_add(mcg_list_lru_t *lru, mcg_lru_link_t *item, unsigned nid, mcg_group_t *group);
 
 /**
  * mcg_list_lru_del - take @item off the list it was added to with @nid and
  * @group (found through ancestors if the group was removed meanwhile).
  * Return: 1 removed; 0 it was on no list.
  */
-int mcg_list_lru_del(mcg_list_lru_t *lru, mcg_lru_link_t *item, unsigned nid,
-                     mcg_group_t *group);
+int mcg_list_lru_del(mcg_list_lru_t *lru, mcg_lru_link_t *item, unsigned nid, mcg_group_t *group);
 
 /**
  * mcg_list_lru_count_one - objects on @group's list on node @nid (racy
@@ -149,7 +144,8 @@ enum mcg_lru_status {
 	MCG_LRU_ROTATE,
 	/** Leave it where it is (busy); the walk goes on to the next one. */
 	MCG_LRU_SKIP,
-	/** It dropped and retook the list's lock (mcg_list_lru_one_unlock/lock): the walk restarts from the head. */
+	/** It dropped and retook the list's lock (mcg_list_lru_one_unlock/lock): the walk restarts
+	   from the head. */
 	MCG_LRU_RETRY,
 	/** It isolated the item and dropped and retook the lock: the walk restarts. */
 	MCG_LRU_REMOVED_RETRY,
@@ -163,8 +159,8 @@ enum mcg_lru_status {
  * again: move the item to a private list (mcg_list_lru_isolate_move()) and
  * free it after the walk.
  */
-typedef enum mcg_lru_status (*mcg_lru_isolate_fn)(mcg_lru_link_t *item,
-                                                  mcg_list_lru_one_t *list, void *arg);
+typedef enum mcg_lru_status (*mcg_lru_isolate_fn)(mcg_lru_link_t *item, mcg_list_lru_one_t *list,
+                                                  void *arg);
 
 /** mcg_list_lru_isolate - take @item off @list (inside an isolate callback). */
 void mcg_list_lru_isolate(mcg_list_lru_one_t *list, mcg_lru_link_t *item);
@@ -177,7 +173,8 @@ void mcg_list_lru_isolate(mcg_list_lru_one_t *list, mcg_lru_link_t *item);
 void mcg_list_lru_isolate_move(mcg_list_lru_one_t *list, mcg_lru_link_t *item,
                                mcg_lru_link_t *dispose);
 
-/** mcg_list_lru_one_unlock / _lock - drop and retake @list's lock inside a callback (then return a *_RETRY status). */
+/** mcg_list_lru_one_unlock / _lock - drop and retake @list's lock inside a callback (then return a
+ * *_RETRY status). */
 void mcg_list_lru_one_unlock(mcg_list_lru_one_t *list);
 void mcg_list_lru_one_lock(mcg_list_lru_one_t *list);
 
@@ -248,7 +245,8 @@ typedef struct mcg_shrinker_ops {
 	 * scanned a different number.
 	 */
 	unsigned long (*scan_objects)(mcg_shrinker_t *s, mcg_shrink_control_t *sc);
-	/** Cost of recreating an object; 0: trim aggressively (half per call).  Default: use MCG_DEFAULT_SEEKS. */
+	/** Cost of recreating an object; 0: trim aggressively (half per call).  Default: use
+	 * MCG_DEFAULT_SEEKS. */
 	unsigned seeks;
 	/** Objects per scan_objects call; 0: MCG_SHRINK_BATCH. */
 	unsigned long batch;
@@ -306,7 +304,8 @@ enum mcg_reclaim_flags {
 	MCG_RECLAIM_DIRECT = 0,
 	/** Kind: the background reclaimer (pgscan_kswapd/pgsteal_kswapd). */
 	MCG_RECLAIM_BACKGROUND = 1u << 0,
-	/** Kind: memory.reclaim or other proactive reclaim (pgscan_proactive/...); stop as soon as the goal is met. */
+	/** Kind: memory.reclaim or other proactive reclaim (pgscan_proactive/...); stop as soon as
+	   the goal is met. */
 	MCG_RECLAIM_PROACTIVE = 1u << 1,
 };
 

@@ -157,7 +157,8 @@ retry:
 	                abort) "addq %[delta], (%%rax,%[off])\n\t" /* commit: the add itself */
 	                       "2:\n\t"
 	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [off] "r"(offset), [delta] "r"(delta)
+	        :
+	        [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [off] "r"(offset), [delta] "r"(delta)
 	        : "rax", "memory", "cc"
 	        : abort);
 	return;

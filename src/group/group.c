@@ -49,10 +49,7 @@ static void group_init_once(void)
 	mcg_stock_init();
 }
 
-void mcg_group_init(void)
-{
-	pthread_once(&group_once, group_init_once);
-}
+void mcg_group_init(void) { pthread_once(&group_once, group_init_once); }
 
 mcg_public mcg_group_t *mcg_group_root(void)
 {
@@ -130,9 +127,10 @@ static bool name_valid(const char *name)
 /* The online child of @parent called @name, with @len bytes (tree lock held). */
 static struct mcg_group *child_find_locked(struct mcg_group *parent, const char *name, size_t len)
 {
-	mcg_list_for_each(pos, &parent->children) {
+	mcg_list_for_each (pos, &parent->children) {
 		struct mcg_group *c = mcg_list_entry(pos, struct mcg_group, sibling);
-		if (MCG_READ_ONCE(c->online) && strlen(c->name) == len && !memcmp(c->name, name, len))
+		if (MCG_READ_ONCE(c->online) && strlen(c->name) == len &&
+		    !memcmp(c->name, name, len))
 			return c;
 	}
 	return NULL;
@@ -198,7 +196,7 @@ mcg_public int mcg_group_remove(mcg_group_t *g)
 	if (!MCG_READ_ONCE(g->online)) {
 		err = -ENOENT;
 	} else {
-		mcg_list_for_each(pos, &g->children) {
+		mcg_list_for_each (pos, &g->children) {
 			if (MCG_READ_ONCE(mcg_list_entry(pos, struct mcg_group, sibling)->online)) {
 				err = -EBUSY;
 				break;
@@ -283,15 +281,9 @@ mcg_public mcg_group_t *mcg_group_next_child(mcg_group_t *parent, mcg_group_t *p
 	return next;
 }
 
-mcg_public const char *mcg_group_name(const mcg_group_t *g)
-{
-	return g ? g->name : "";
-}
+mcg_public const char *mcg_group_name(const mcg_group_t *g) { return g ? g->name : ""; }
 
-mcg_public mcg_group_t *mcg_group_parent(const mcg_group_t *g)
-{
-	return g ? g->parent : NULL;
-}
+mcg_public mcg_group_t *mcg_group_parent(const mcg_group_t *g) { return g ? g->parent : NULL; }
 
 mcg_public int mcg_group_is_online(const mcg_group_t *g)
 {
@@ -307,10 +299,7 @@ mcg_public mcg_group_t *mcg_group_enter(mcg_group_t *g)
 	return prev;
 }
 
-mcg_public void mcg_group_leave(mcg_group_t *prev)
-{
-	current_group = prev;
-}
+mcg_public void mcg_group_leave(mcg_group_t *prev) { current_group = prev; }
 
 mcg_public mcg_group_t *mcg_group_current(void)
 {

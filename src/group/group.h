@@ -52,27 +52,27 @@ enum mcg_group_stat {
 	MCG_STAT_PGSTEAL_DIRECT,
 	MCG_STAT_PGSTEAL_KSWAPD,
 	MCG_STAT_PGSTEAL_PROACTIVE,
-	MCG_STAT_THROTTLE_MS,   /* milliseconds charges slept over memory.high */
-	MCG_NR_STATS            /* at most MCG_PCPU_STRIDE / 8 */
+	MCG_STAT_THROTTLE_MS, /* milliseconds charges slept over memory.high */
+	MCG_NR_STATS          /* at most MCG_PCPU_STRIDE / 8 */
 };
 
 struct mcg_reclaim_info; /* reclaim/shrinker.h */
 
 struct mcg_group {
 	struct mcg_page_counter memory; /* memory.current/min/low/high/max/peak */
-	void *pcpu_stat;         /* per-CPU blocks of MCG_NR_STATS int64 (base/pcpu_word.h) */
+	void *pcpu_stat; /* per-CPU blocks of MCG_NR_STATS int64 (base/pcpu_word.h) */
 	struct mcg_group *parent;
-	long refcnt;             /* atomic */
-	int online;              /* 1 until removed (written under the tree lock) */
-	unsigned long id;        /* unique, never reused; root 0 */
-	unsigned depth;          /* root 0 */
+	long refcnt;                      /* atomic */
+	int online;                       /* 1 until removed (written under the tree lock) */
+	unsigned long id;                 /* unique, never reused; root 0 */
+	unsigned depth;                   /* root 0 */
 	long events[MCG_NR_EVENTS];       /* hierarchical (atomic) */
 	long events_local[MCG_NR_EVENTS]; /* this group only (atomic) */
-	long nr_descendants;       /* online descendants (tree lock) */
-	long nr_dying_descendants; /* removed, still referenced (tree lock) */
-	int64_t stat_dead[MCG_NR_STATS]; /* stats of freed descendants (tree lock) */
-	struct mcg_list children;  /* children, oldest first, dying ones too */
-	struct mcg_list sibling;   /* in parent->children */
+	long nr_descendants;              /* online descendants (tree lock) */
+	long nr_dying_descendants;        /* removed, still referenced (tree lock) */
+	int64_t stat_dead[MCG_NR_STATS];  /* stats of freed descendants (tree lock) */
+	struct mcg_list children;         /* children, oldest first, dying ones too */
+	struct mcg_list sibling;          /* in parent->children */
 	/* reclaim/: per-group lists and shrinker marks, allocated on first
 	 * use (atomic pointer), freed at release through the reclaim ops. */
 	struct mcg_reclaim_info *reclaim;

@@ -113,15 +113,9 @@ long mcg_page_counter_margin(const struct mcg_page_counter *c)
 	return usage < max ? max - usage : 0;
 }
 
-void mcg_page_counter_set_max(struct mcg_page_counter *c, long nr)
-{
-	STORE(c->max, nr);
-}
+void mcg_page_counter_set_max(struct mcg_page_counter *c, long nr) { STORE(c->max, nr); }
 
-void mcg_page_counter_set_high(struct mcg_page_counter *c, long nr)
-{
-	STORE(c->high, nr);
-}
+void mcg_page_counter_set_high(struct mcg_page_counter *c, long nr) { STORE(c->high, nr); }
 
 void mcg_page_counter_set_min(struct mcg_page_counter *counter, long nr)
 {

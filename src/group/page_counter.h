@@ -29,14 +29,14 @@
 
 struct mcg_page_counter {
 	long usage mcg_cacheline_aligned; /* pages charged (atomic, hot) */
-	long min_usage;          /* min(usage, min), as published to the parent */
-	long low_usage;          /* min(usage, low), as published to the parent */
-	long children_min_usage; /* sum of the children's min_usage */
-	long children_low_usage; /* sum of the children's low_usage */
-	long emin;               /* effective min, computed by reclaim (reclaim/vmscan.c) */
-	long elow;               /* effective low, computed by reclaim (reclaim/vmscan.c) */
-	long watermark;          /* the highest usage seen (racy) */
-	long failcnt;            /* try_charge failures at this level (racy) */
+	long min_usage;                   /* min(usage, min), as published to the parent */
+	long low_usage;                   /* min(usage, low), as published to the parent */
+	long children_min_usage;          /* sum of the children's min_usage */
+	long children_low_usage;          /* sum of the children's low_usage */
+	long emin;      /* effective min, computed by reclaim (reclaim/vmscan.c) */
+	long elow;      /* effective low, computed by reclaim (reclaim/vmscan.c) */
+	long watermark; /* the highest usage seen (racy) */
+	long failcnt;   /* try_charge failures at this level (racy) */
 
 	long min mcg_cacheline_aligned; /* memory.min, pages */
 	long low;                       /* memory.low, pages */

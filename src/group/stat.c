@@ -27,24 +27,21 @@ static const struct {
 	const char *name;
 	bool bytes;
 } stat_names[MCG_NR_STATS] = {
-	[MCG_STAT_ANON] = {"anon", true},
-	[MCG_STAT_CHARGE_FORCED] = {"charge_forced", false},
-	[MCG_STAT_PGSCAN_DIRECT] = {"pgscan_direct", false},
-	[MCG_STAT_PGSCAN_KSWAPD] = {"pgscan_kswapd", false},
-	[MCG_STAT_PGSCAN_PROACTIVE] = {"pgscan_proactive", false},
-	[MCG_STAT_PGSTEAL_DIRECT] = {"pgsteal_direct", false},
-	[MCG_STAT_PGSTEAL_KSWAPD] = {"pgsteal_kswapd", false},
-	[MCG_STAT_PGSTEAL_PROACTIVE] = {"pgsteal_proactive", false},
-	[MCG_STAT_THROTTLE_MS] = {"throttled_ms", false},
+        [MCG_STAT_ANON] = {"anon", true},
+        [MCG_STAT_CHARGE_FORCED] = {"charge_forced", false},
+        [MCG_STAT_PGSCAN_DIRECT] = {"pgscan_direct", false},
+        [MCG_STAT_PGSCAN_KSWAPD] = {"pgscan_kswapd", false},
+        [MCG_STAT_PGSCAN_PROACTIVE] = {"pgscan_proactive", false},
+        [MCG_STAT_PGSTEAL_DIRECT] = {"pgsteal_direct", false},
+        [MCG_STAT_PGSTEAL_KSWAPD] = {"pgsteal_kswapd", false},
+        [MCG_STAT_PGSTEAL_PROACTIVE] = {"pgsteal_proactive", false},
+        [MCG_STAT_THROTTLE_MS] = {"throttled_ms", false},
 };
 
 static const char *const event_names[MCG_NR_EVENTS] = {
-	[MCG_EVENT_LOW] = "low",
-	[MCG_EVENT_HIGH] = "high",
-	[MCG_EVENT_MAX] = "max",
-	[MCG_EVENT_OOM] = "oom",
-	[MCG_EVENT_OOM_KILL] = "oom_kill",
-	[MCG_EVENT_OOM_GROUP_KILL] = "oom_group_kill",
+        [MCG_EVENT_LOW] = "low",           [MCG_EVENT_HIGH] = "high",
+        [MCG_EVENT_MAX] = "max",           [MCG_EVENT_OOM] = "oom",
+        [MCG_EVENT_OOM_KILL] = "oom_kill", [MCG_EVENT_OOM_GROUP_KILL] = "oom_group_kill",
 };
 
 const char *mcg_group_stat_name(enum mcg_group_stat item, bool *bytes)
@@ -54,10 +51,7 @@ const char *mcg_group_stat_name(enum mcg_group_stat item, bool *bytes)
 	return stat_names[item].name;
 }
 
-const char *mcg_group_event_name(enum mcg_group_event ev)
-{
-	return event_names[ev];
-}
+const char *mcg_group_event_name(enum mcg_group_event ev) { return event_names[ev]; }
 
 void *mcg_group_stat_alloc(void)
 {
@@ -68,10 +62,7 @@ void *mcg_group_stat_alloc(void)
 	return p;
 }
 
-void mcg_group_stat_free(void *pcpu_stat)
-{
-	mcg_free(pcpu_stat);
-}
+void mcg_group_stat_free(void *pcpu_stat) { mcg_free(pcpu_stat); }
 
 int64_t mcg_group_stat_local(const mcg_group_t *g, enum mcg_group_stat item)
 {
@@ -83,7 +74,7 @@ static void flush_subtree_locked(const struct mcg_group *g, int64_t *out)
 {
 	for (int i = 0; i < MCG_NR_STATS; i++)
 		out[i] += mcg_group_stat_local(g, i) + g->stat_dead[i];
-	mcg_list_for_each(pos, &g->children)
+	mcg_list_for_each (pos, &g->children)
 		flush_subtree_locked(mcg_list_entry(pos, struct mcg_group, sibling), out);
 }
 

@@ -58,10 +58,7 @@ void mcg_stock_init(void)
 	mcg_pcpu_word_init(stocks, nr_stocks, MCG_RANK_LEAF);
 }
 
-static inline uint64_t key_of(const mcg_group_t *g)
-{
-	return (uint64_t)(uintptr_t)g;
-}
+static inline uint64_t key_of(const mcg_group_t *g) { return (uint64_t)(uintptr_t)g; }
 
 /* Return the pages and the reference a word held (no lock held). */
 static void drain_word(uint64_t w)
@@ -133,15 +130,9 @@ static void drain_all(mcg_group_t *only)
 	}
 }
 
-mcg_public void mcg_group_drain_stocks(void)
-{
-	drain_all(NULL);
-}
+mcg_public void mcg_group_drain_stocks(void) { drain_all(NULL); }
 
-void mcg_stock_drain_group(mcg_group_t *g)
-{
-	drain_all(g);
-}
+void mcg_stock_drain_group(mcg_group_t *g) { drain_all(g); }
 
 long mcg_stock_cached(const mcg_group_t *g)
 {
@@ -211,8 +202,7 @@ static void check_high(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
  * max: reclaim, drain, retry; then force or fail.  Return the pages charged
  * (batch or nr), or -ENOMEM.
  */
-static long charge_counters(mcg_group_t *g, unsigned long nr, unsigned long batch,
-                            unsigned flags)
+static long charge_counters(mcg_group_t *g, unsigned long nr, unsigned long batch, unsigned flags)
 {
 	struct mcg_page_counter *fail;
 	int retries = RECLAIM_RETRIES, progress_retries = PROGRESS_RETRIES;

@@ -59,10 +59,22 @@ static void show_peak(mcg_group_t *g, struct out *o)
 	out_printf(o, "%ld\n", mcg_page_counter_get(&g->memory, watermark) * PAGE_SIZE);
 }
 
-static void show_min(mcg_group_t *g, struct out *o) { out_limit(o, mcg_page_counter_get(&g->memory, min)); }
-static void show_low(mcg_group_t *g, struct out *o) { out_limit(o, mcg_page_counter_get(&g->memory, low)); }
-static void show_high(mcg_group_t *g, struct out *o) { out_limit(o, mcg_page_counter_get(&g->memory, high)); }
-static void show_max(mcg_group_t *g, struct out *o) { out_limit(o, mcg_page_counter_get(&g->memory, max)); }
+static void show_min(mcg_group_t *g, struct out *o)
+{
+	out_limit(o, mcg_page_counter_get(&g->memory, min));
+}
+static void show_low(mcg_group_t *g, struct out *o)
+{
+	out_limit(o, mcg_page_counter_get(&g->memory, low));
+}
+static void show_high(mcg_group_t *g, struct out *o)
+{
+	out_limit(o, mcg_page_counter_get(&g->memory, high));
+}
+static void show_max(mcg_group_t *g, struct out *o)
+{
+	out_limit(o, mcg_page_counter_get(&g->memory, max));
+}
 
 static void show_stat(mcg_group_t *g, struct out *o)
 {
@@ -71,9 +83,11 @@ static void show_stat(mcg_group_t *g, struct out *o)
 	for (int i = 0; i < MCG_NR_STATS; i++) {
 		if (i == MCG_STAT_PGSCAN_DIRECT) /* the kernel's totals first */
 			out_printf(o, "pgscan %lld\npgsteal %lld\n",
-			           (long long)(v[MCG_STAT_PGSCAN_DIRECT] + v[MCG_STAT_PGSCAN_KSWAPD] +
+			           (long long)(v[MCG_STAT_PGSCAN_DIRECT] +
+			                       v[MCG_STAT_PGSCAN_KSWAPD] +
 			                       v[MCG_STAT_PGSCAN_PROACTIVE]),
-			           (long long)(v[MCG_STAT_PGSTEAL_DIRECT] + v[MCG_STAT_PGSTEAL_KSWAPD] +
+			           (long long)(v[MCG_STAT_PGSTEAL_DIRECT] +
+			                       v[MCG_STAT_PGSTEAL_KSWAPD] +
 			                       v[MCG_STAT_PGSTEAL_PROACTIVE]));
 		bool bytes;
 		const char *name = mcg_group_stat_name(i, &bytes);
@@ -84,7 +98,8 @@ static void show_stat(mcg_group_t *g, struct out *o)
 static void show_events_(mcg_group_t *g, struct out *o, bool local)
 {
 	for (int i = 0; i < MCG_NR_EVENTS; i++)
-		out_printf(o, "%s %ld\n", mcg_group_event_name(i), mcg_group_event_read(g, i, local));
+		out_printf(o, "%s %ld\n", mcg_group_event_name(i),
+		           mcg_group_event_read(g, i, local));
 }
 
 static void show_events(mcg_group_t *g, struct out *o) { show_events_(g, o, false); }
@@ -169,17 +184,12 @@ static const struct group_file {
 	void (*show)(mcg_group_t *g, struct out *o);
 	int (*write)(mcg_group_t *g, long pages); /* NULL: read-only; 0 or -errno */
 } files[] = {
-	{"memory.current", show_current, NULL},
-	{"memory.min", show_min, write_min},
-	{"memory.low", show_low, write_low},
-	{"memory.high", show_high, write_high},
-	{"memory.max", show_max, write_max},
-	{"memory.reclaim", NULL, write_reclaim},
-	{"memory.peak", show_peak, NULL},
-	{"memory.stat", show_stat, NULL},
-	{"memory.events", show_events, NULL},
-	{"memory.events.local", show_events_local, NULL},
-	{"cgroup.stat", show_cgroup_stat, NULL},
+        {"memory.current", show_current, NULL},  {"memory.min", show_min, write_min},
+        {"memory.low", show_low, write_low},     {"memory.high", show_high, write_high},
+        {"memory.max", show_max, write_max},     {"memory.reclaim", NULL, write_reclaim},
+        {"memory.peak", show_peak, NULL},        {"memory.stat", show_stat, NULL},
+        {"memory.events", show_events, NULL},    {"memory.events.local", show_events_local, NULL},
+        {"cgroup.stat", show_cgroup_stat, NULL},
 };
 
 static const struct group_file *file_find(const char *name)
@@ -199,8 +209,8 @@ static const struct group_file *file_find(const char *name)
 static int parse_pages(const char *s, long *pages)
 {
 	size_t n = strlen(s);
-	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t' ||
-	                 s[n - 1] == '\r'))
+	while (n > 0 &&
+	       (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
 		n--;
 	if (n == 3 && !memcmp(s, "max", 3)) {
 		*pages = MCG_PAGE_COUNTER_MAX;
@@ -218,10 +228,14 @@ static int parse_pages(const char *s, long *pages)
 	unsigned shift = 0;
 	if (i < n) {
 		switch (s[i]) {
-		case 'k': case 'K': shift = 10; break;
-		case 'm': case 'M': shift = 20; break;
-		case 'g': case 'G': shift = 30; break;
-		case 't': case 'T': shift = 40; break;
+		case 'k':
+		case 'K': shift = 10; break;
+		case 'm':
+		case 'M': shift = 20; break;
+		case 'g':
+		case 'G': shift = 30; break;
+		case 't':
+		case 'T': shift = 40; break;
 		default: return -EINVAL;
 		}
 		i++;

@@ -213,7 +213,8 @@ void mcg_list_lru_reparent(mcg_group_t *g)
 			struct mcg_lru_memcg *m = __atomic_load_n(&c->lru[i], __ATOMIC_SEQ_CST);
 			if (m) {
 				/* Only the id is needed; a stack list_lru stands for it. */
-				mcg_list_lru_t tmp = {.id = k * MCG_IDS_PER_CHUNK + i, .memcg_aware = true};
+				mcg_list_lru_t tmp = {.id = k * MCG_IDS_PER_CHUNK + i,
+				                      .memcg_aware = true};
 				reparent_lists(&tmp, m, g);
 			}
 		}
@@ -268,7 +269,7 @@ static void destroy_subtree_locked(mcg_list_lru_t *lru, mcg_group_t *g)
 		for (unsigned nid = 0; nid < n; nid++)
 			__atomic_store_n(&c->deferred[i * n + nid], 0, __ATOMIC_RELAXED);
 	}
-	mcg_list_for_each(pos, &g->children)
+	mcg_list_for_each (pos, &g->children)
 		destroy_subtree_locked(lru, mcg_list_entry(pos, struct mcg_group, sibling));
 }
 
@@ -349,8 +350,9 @@ mcg_public unsigned long mcg_list_lru_count_one(mcg_list_lru_t *lru, unsigned ni
 static unsigned long count_subtree_locked(mcg_list_lru_t *lru, mcg_group_t *g, unsigned nid)
 {
 	unsigned long sum = mcg_list_lru_count_one(lru, nid, g);
-	mcg_list_for_each(pos, &g->children)
-		sum += count_subtree_locked(lru, mcg_list_entry(pos, struct mcg_group, sibling), nid);
+	mcg_list_for_each (pos, &g->children)
+		sum += count_subtree_locked(lru, mcg_list_entry(pos, struct mcg_group, sibling),
+		                            nid);
 	return sum;
 }
 
@@ -390,15 +392,9 @@ mcg_public void mcg_list_lru_isolate_move(mcg_list_lru_one_t *list, mcg_lru_link
 	link_add_tail(item, dispose);
 }
 
-mcg_public void mcg_list_lru_one_unlock(mcg_list_lru_one_t *list)
-{
-	mcg_unlock(&list->lock);
-}
+mcg_public void mcg_list_lru_one_unlock(mcg_list_lru_one_t *list) { mcg_unlock(&list->lock); }
 
-mcg_public void mcg_list_lru_one_lock(mcg_list_lru_one_t *list)
-{
-	mcg_lock(&list->lock);
-}
+mcg_public void mcg_list_lru_one_lock(mcg_list_lru_one_t *list) { mcg_lock(&list->lock); }
 
 /* Walk one locked list (the kernel's __list_lru_walk_one). */
 static unsigned long walk_list(struct mcg_list_lru_one *l, mcg_lru_isolate_fn isolate, void *arg,
@@ -412,22 +408,15 @@ restart:
 		--*nr_to_walk;
 		next = pos->next;
 		switch (isolate(pos, l, arg)) {
-		case MCG_LRU_REMOVED:
-			isolated++;
-			break;
-		case MCG_LRU_REMOVED_RETRY:
-			isolated++;
-			goto restart;
+		case MCG_LRU_REMOVED: isolated++; break;
+		case MCG_LRU_REMOVED_RETRY: isolated++; goto restart;
 		case MCG_LRU_ROTATE:
 			link_del(pos);
 			link_add_tail(pos, &l->head);
 			break;
-		case MCG_LRU_SKIP:
-			break;
-		case MCG_LRU_RETRY:
-			goto restart;
-		case MCG_LRU_STOP:
-			return isolated;
+		case MCG_LRU_SKIP: break;
+		case MCG_LRU_RETRY: goto restart;
+		case MCG_LRU_STOP: return isolated;
 		}
 	}
 	return isolated;
@@ -464,7 +453,7 @@ static size_t collect_locked(mcg_group_t *g, mcg_group_t ***v, size_t n, size_t 
 	}
 	if (mcg_group_tryget(g))
 		(*v)[n++] = g;
-	mcg_list_for_each(pos, &g->children)
+	mcg_list_for_each (pos, &g->children)
 		n = collect_locked(mcg_list_entry(pos, struct mcg_group, sibling), v, n, cap);
 	return n;
 }
@@ -478,7 +467,8 @@ mcg_public unsigned long mcg_list_lru_walk(mcg_list_lru_t *lru, mcg_lru_isolate_
 	unsigned nodes = mcg_os_nr_nodes();
 	if (!lru->memcg_aware) {
 		for (unsigned nid = 0; nid < nodes && nr_to_walk; nid++)
-			isolated += mcg_list_lru_walk_one(lru, nid, NULL, isolate, arg, &nr_to_walk);
+			isolated +=
+			        mcg_list_lru_walk_one(lru, nid, NULL, isolate, arg, &nr_to_walk);
 		return isolated;
 	}
 	mcg_group_t **v = NULL;
@@ -488,7 +478,8 @@ mcg_public unsigned long mcg_list_lru_walk(mcg_list_lru_t *lru, mcg_lru_isolate_
 	mcg_unlock(&mcg_group_tree_lock);
 	for (size_t i = 0; i < n; i++) {
 		for (unsigned nid = 0; nid < nodes && nr_to_walk; nid++)
-			isolated += mcg_list_lru_walk_one(lru, nid, v[i], isolate, arg, &nr_to_walk);
+			isolated +=
+			        mcg_list_lru_walk_one(lru, nid, v[i], isolate, arg, &nr_to_walk);
 		mcg_group_put(v[i]);
 	}
 	mcg_free(v);
@@ -502,9 +493,9 @@ mcg_public unsigned long mcg_list_lru_shrink_count(mcg_list_lru_t *lru,
 		return MCG_SHRINK_EMPTY;
 	mcg_group_t *g = sc->group ? sc->group : mcg_group_root();
 	struct mcg_lru_memcg *m = lists_peek(lru, g);
-	long n = m && sc->nid < m->nr_nodes ? __atomic_load_n(&m->node[sc->nid].nr_items,
-	                                                      __ATOMIC_RELAXED)
-	                                    : 0;
+	long n = m && sc->nid < m->nr_nodes
+	                 ? __atomic_load_n(&m->node[sc->nid].nr_items, __ATOMIC_RELAXED)
+	                 : 0;
 	return n > 0 ? (unsigned long)n : MCG_SHRINK_EMPTY;
 }
 

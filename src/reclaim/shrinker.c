@@ -41,15 +41,9 @@ static struct mcg_shrinker *ids[MCG_SHRINKER_MAX];
 static int nr_ids; /* highest id in use + 1 (registry lock; read racily by reclaim) */
 #define RESERVED ((struct mcg_shrinker *)1)
 
-static void registry_init_once(void)
-{
-	mcg_lock_init(&registry_lock, MCG_RANK_LEAF);
-}
+static void registry_init_once(void) { mcg_lock_init(&registry_lock, MCG_RANK_LEAF); }
 
-static void registry_init(void)
-{
-	pthread_once(&registry_once, registry_init_once);
-}
+static void registry_init(void) { pthread_once(&registry_once, registry_init_once); }
 
 /* Take a free id for @s (registry lock held).  Return the id or -ENOSPC. */
 static int id_alloc_locked(struct mcg_shrinker *s)
@@ -274,7 +268,8 @@ static long *deferred_slot(struct mcg_shrinker *s, const mcg_shrink_control_t *s
 		struct mcg_reclaim_info *info = mcg_reclaim_info_peek(sc->group);
 		struct mcg_reclaim_chunk *c = info ? mcg_reclaim_chunk_get(info, s->id) : NULL;
 		if (c)
-			return &c->deferred[(s->id % MCG_IDS_PER_CHUNK) * mcg_os_nr_nodes() + sc->nid];
+			return &c->deferred[(s->id % MCG_IDS_PER_CHUNK) * mcg_os_nr_nodes() +
+			                    sc->nid];
 	}
 	return &s->nr_deferred[sc->nid];
 }
@@ -283,10 +278,9 @@ static long *deferred_slot(struct mcg_shrinker *s, const mcg_shrink_control_t *s
  * One shrinker, one group, one node (the kernel's do_shrink_slab).
  * Return: objects freed, or MCG_SHRINK_EMPTY when it has none.
  */
-static unsigned long do_shrink_slab(struct mcg_shrinker *s, mcg_shrink_control_t *sc,
-                                    int priority, unsigned long protection,
-                                    unsigned long size, unsigned long *scanned_out,
-                                    const struct mcg_reclaim_goal *goal)
+static unsigned long do_shrink_slab(struct mcg_shrinker *s, mcg_shrink_control_t *sc, int priority,
+                                    unsigned long protection, unsigned long size,
+                                    unsigned long *scanned_out, const struct mcg_reclaim_goal *goal)
 {
 	unsigned long freeable = s->ops.count_objects(s, sc);
 	if (freeable == 0 || freeable == MCG_SHRINK_EMPTY)
@@ -403,7 +397,8 @@ void mcg_shrink_slab(mcg_group_t *g, unsigned nid, int priority, unsigned long p
 		/* The root: every shrinker (memcg-aware ones for the root's own lists). */
 		for (int id = 0; id < n; id++) {
 			sc.nid = nid;
-			shrink_one(id, &sc, priority, false, protection, size, scanned, freed, goal);
+			shrink_one(id, &sc, priority, false, protection, size, scanned, freed,
+			           goal);
 		}
 		return;
 	}

@@ -39,14 +39,14 @@ struct mcg_lru_memcg; /* list_lru.c: one list_lru's lists of one group */
 /* One chunk of 64 ids of a group's info. */
 struct mcg_reclaim_chunk {
 	struct mcg_lru_memcg *lru[MCG_IDS_PER_CHUNK]; /* atomic pointers */
-	long deferred[];  /* [id % 64 * nr_nodes + nid], atomic */
+	long deferred[];                              /* [id % 64 * nr_nodes + nid], atomic */
 };
 
 /* A group's reclaim info (group->reclaim). */
 struct mcg_reclaim_info {
 	int dead; /* the group went offline: new lists are reparented at once (atomic) */
-	unsigned long map[MCG_SHRINKER_MAX / 64];           /* atomic bits */
-	struct mcg_reclaim_chunk *chunks[MCG_NR_CHUNKS];     /* atomic pointers */
+	unsigned long map[MCG_SHRINKER_MAX / 64];        /* atomic bits */
+	struct mcg_reclaim_chunk *chunks[MCG_NR_CHUNKS]; /* atomic pointers */
 };
 
 struct mcg_shrinker {
@@ -72,7 +72,7 @@ struct mcg_reclaim_chunk *mcg_reclaim_chunk_get(struct mcg_reclaim_info *info, i
 
 /** mcg_reclaim_chunk_peek - chunk of @id in @info or NULL. */
 static inline struct mcg_reclaim_chunk *mcg_reclaim_chunk_peek(const struct mcg_reclaim_info *info,
-                                                              int id)
+                                                               int id)
 {
 	return __atomic_load_n(&info->chunks[id / MCG_IDS_PER_CHUNK], __ATOMIC_ACQUIRE);
 }

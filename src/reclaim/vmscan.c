@@ -46,8 +46,8 @@
 #define MAX_RECLAIM_RETRIES 16
 #define DELAY_PRECISION_SHIFT 20
 #define DELAY_SCALING_SHIFT 14
-#define HZ 1000ul                 /* delays in milliseconds */
-#define MAX_HIGH_DELAY (2 * HZ)   /* 2 s */
+#define HZ 1000ul               /* delays in milliseconds */
+#define MAX_HIGH_DELAY (2 * HZ) /* 2 s */
 
 static mcg_lock_t cursor_lock;
 
@@ -65,7 +65,8 @@ static mcg_group_t *pre_next_locked(mcg_group_t *root, mcg_group_t *pos)
 		} else {
 			while (pos != root) {
 				if (pos->sibling.next != &pos->parent->children) {
-					next = mcg_list_entry(pos->sibling.next, struct mcg_group, sibling);
+					next = mcg_list_entry(pos->sibling.next, struct mcg_group,
+					                      sibling);
 					break;
 				}
 				pos = pos->parent;
@@ -144,8 +145,8 @@ static void cursor_forget(mcg_group_t *g)
  * keeps when its parent (using @parent_usage) has @parent_effective to
  * share among children claiming @siblings_protected in all.
  */
-static long effective_protection(long usage, long parent_usage, long setting,
-                                 long parent_effective, long siblings_protected)
+static long effective_protection(long usage, long parent_usage, long setting, long parent_effective,
+                                 long siblings_protected)
 {
 	long protected = MCG_MIN(usage, setting);
 	(void)parent_usage;
@@ -171,14 +172,14 @@ static void calculate_protection(mcg_group_t *root, mcg_group_t *g)
 		return;
 	}
 	long parent_usage = mcg_page_counter_read(p);
-	MCG_WRITE_ONCE(c->emin, effective_protection(usage, parent_usage,
-	                                             mcg_page_counter_get(c, min),
-	                                             MCG_READ_ONCE(p->emin),
-	                                             MCG_READ_ONCE(p->children_min_usage)));
-	MCG_WRITE_ONCE(c->elow, effective_protection(usage, parent_usage,
-	                                             mcg_page_counter_get(c, low),
-	                                             MCG_READ_ONCE(p->elow),
-	                                             MCG_READ_ONCE(p->children_low_usage)));
+	MCG_WRITE_ONCE(c->emin,
+	               effective_protection(usage, parent_usage, mcg_page_counter_get(c, min),
+	                                    MCG_READ_ONCE(p->emin),
+	                                    MCG_READ_ONCE(p->children_min_usage)));
+	MCG_WRITE_ONCE(c->elow,
+	               effective_protection(usage, parent_usage, mcg_page_counter_get(c, low),
+	                                    MCG_READ_ONCE(p->elow),
+	                                    MCG_READ_ONCE(p->children_low_usage)));
 }
 
 static bool below_min(mcg_group_t *root, mcg_group_t *g)
@@ -257,7 +258,8 @@ static void shrink_group(struct scan_control *sc, mcg_group_t *g)
 	sc->nr_scanned += scanned;
 	sc->nr_freed += freed;
 	sc->groups++;
-	enum mcg_group_stat scan_item = MCG_STAT_PGSCAN_DIRECT, steal_item = MCG_STAT_PGSTEAL_DIRECT;
+	enum mcg_group_stat scan_item = MCG_STAT_PGSCAN_DIRECT,
+	                    steal_item = MCG_STAT_PGSTEAL_DIRECT;
 	if (sc->flags & MCG_RECLAIM_BACKGROUND) {
 		scan_item = MCG_STAT_PGSCAN_KSWAPD;
 		steal_item = MCG_STAT_PGSTEAL_KSWAPD;
@@ -283,7 +285,8 @@ static void shrink_groups(struct scan_control *sc)
 			goto next; /* hard protection */
 		if (below_low(sc->target, g)) {
 			if (!sc->low_reclaim) {
-				sc->low_skipped = true; /* soft protection, unless nothing else gives */
+				sc->low_skipped =
+				        true; /* soft protection, unless nothing else gives */
 				goto next;
 			}
 			mcg_group_event(g, MCG_EVENT_LOW);
@@ -329,9 +332,9 @@ mcg_public unsigned long mcg_reclaim_ex(mcg_group_t *g, unsigned long nr_pages, 
 	if (!g)
 		g = mcg_group_root();
 	struct scan_control sc = {
-		.target = g,
-		.nr_to_reclaim = MCG_MAX(nr_pages, SWAP_CLUSTER_MAX),
-		.flags = flags,
+	        .target = g,
+	        .nr_to_reclaim = MCG_MAX(nr_pages, SWAP_CLUSTER_MAX),
+	        .flags = flags,
 	};
 	struct mcg_reclaim_state *prev = mcg_reclaim_state_current;
 	mcg_reclaim_state_current = &sc.state;
@@ -524,10 +527,7 @@ static unsigned long ops_reclaim(mcg_group_t *g, unsigned long nr_pages, unsigne
 	return mcg_reclaim(g, nr_pages, flags);
 }
 
-static void ops_offline(mcg_group_t *g)
-{
-	mcg_list_lru_reparent(g);
-}
+static void ops_offline(mcg_group_t *g) { mcg_list_lru_reparent(g); }
 
 static void ops_release(mcg_group_t *g)
 {
@@ -536,12 +536,12 @@ static void ops_release(mcg_group_t *g)
 }
 
 static const struct mcg_group_reclaim_ops reclaim_ops = {
-	.reclaim = ops_reclaim,
-	.oom = mcg_oom_invoke,
-	.over_high = over_high,
-	.proactive = proactive,
-	.offline = ops_offline,
-	.release = ops_release,
+        .reclaim = ops_reclaim,
+        .oom = mcg_oom_invoke,
+        .over_high = over_high,
+        .proactive = proactive,
+        .offline = ops_offline,
+        .release = ops_release,
 };
 
 static pthread_once_t reclaim_once = PTHREAD_ONCE_INIT;
@@ -553,7 +553,4 @@ static void reclaim_init_once(void)
 	mcg_group_set_reclaim_ops(&reclaim_ops);
 }
 
-mcg_public void mcg_reclaim_init(void)
-{
-	pthread_once(&reclaim_once, reclaim_init_once);
-}
+mcg_public void mcg_reclaim_init(void) { pthread_once(&reclaim_once, reclaim_init_once); }

@@ -71,13 +71,13 @@ static int pc_init(struct pcache *pc, unsigned long batch)
 {
 	pc->live = pc->freed = 0;
 	mcg_shrinker_ops_t ops = {
-		.name = "pcache",
-		.count_objects = pc_count,
-		.scan_objects = pc_scan,
-		.seeks = MCG_DEFAULT_SEEKS,
-		.batch = batch,
-		.flags = MCG_SHRINKER_MEMCG_AWARE,
-		.private_data = pc,
+	        .name = "pcache",
+	        .count_objects = pc_count,
+	        .scan_objects = pc_scan,
+	        .seeks = MCG_DEFAULT_SEEKS,
+	        .batch = batch,
+	        .flags = MCG_SHRINKER_MEMCG_AWARE,
+	        .private_data = pc,
 	};
 	int err = mcg_shrinker_create(&ops, &pc->shrinker);
 	if (err)

@@ -22,13 +22,10 @@
 #include "test.h"
 
 #define SCALE 8
-#define MB(x) ((long)(x) * 256 / SCALE) /* pages */
+#define MB(x) ((long)(x)*256 / SCALE) /* pages */
 #define PAGE 4096l
 
-static int values_close(long a, long b, int err)
-{
-	return labs(a - b) <= (a + b) / 100 * err;
-}
+static int values_close(long a, long b, int err) { return labs(a - b) <= (a + b) / 100 * err; }
 
 static long read_key(mcg_group_t *g, const char *file, const char *key)
 {
@@ -94,7 +91,8 @@ static void test_memcg_high(void)
 	CHECK_EQ(pc_fill(&pc, g, MB(50)), 0);
 	long cur = current_pages(g);
 	fprintf(stderr, "high: current %.2fM of high 30M (x%d), throttled %ld ms\n",
-	        cur * 4096.0 * SCALE / (1 << 20), SCALE, read_key(g, "memory.stat", "throttled_ms"));
+	        cur * 4096.0 * SCALE / (1 << 20), SCALE,
+	        read_key(g, "memory.stat", "throttled_ms"));
 	CHECK(values_close(cur, MB(30), 5));
 	CHECK(read_key(g, "memory.stat", "pgsteal_direct") > 0);
 	CHECK(read_key(g, "memory.stat", "pgscan") >= read_key(g, "memory.stat", "pgsteal"));
@@ -108,11 +106,13 @@ static void test_high_delay(void)
 	mcg_group_t *g = mk("delay");
 	REQUIRE(g);
 	set_bytes(g, "memory.high", 1000);
-	CHECK_EQ(mcg_charge(g, 1100, MCG_CHARGE_NOWAIT), 0); /* 10 % over: worker reclaims nothing */
+	CHECK_EQ(mcg_charge(g, 1100, MCG_CHARGE_NOWAIT),
+	         0); /* 10 % over: worker reclaims nothing */
 	/* overage = 0.1 * 2^20; delay = overage^2 * 1000 >> 34, * 64 / 64 */
 	unsigned long ov = (100ul << 20) / 1000;
 	unsigned long expect = ((ov * ov * 1000) >> 34) * 64 / 64;
-	CHECK_EQ(mcg_reclaim_high_delay_ms(g, 64), expect > 10 ? (expect > 2000 ? 2000 : expect) : 0);
+	CHECK_EQ(mcg_reclaim_high_delay_ms(g, 64),
+	         expect > 10 ? (expect > 2000 ? 2000 : expect) : 0);
 	mcg_uncharge(g, 1100);
 	CHECK_EQ(mcg_charge(g, 4000, MCG_CHARGE_NOWAIT), 0); /* 4x high: capped at 2 s */
 	CHECK_EQ(mcg_reclaim_high_delay_ms(g, 64), 2000);

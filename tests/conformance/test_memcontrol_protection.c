@@ -28,14 +28,11 @@
 #include "test.h"
 
 #define SCALE 8
-#define MB(x) ((long)(x) * 256 / SCALE) /* pages */
+#define MB(x) ((long)(x)*256 / SCALE) /* pages */
 #define PAGE 4096l
 
 /* The kernel selftests' values_close(): within err % of their sum's half. */
-static int values_close(long a, long b, int err)
-{
-	return labs(a - b) <= (a + b) / 100 * err;
-}
+static int values_close(long a, long b, int err) { return labs(a - b) <= (a + b) / 100 * err; }
 
 static long read_key(mcg_group_t *g, const char *file, const char *key)
 {
@@ -56,8 +53,13 @@ static long read_key(mcg_group_t *g, const char *file, const char *key)
 
 static long current_pages(mcg_group_t *g)
 {
-	return read_key(g, "memory.stat", "anon") < 0 ? -1 : 0 +
-	       ({ char b[64]; mcg_group_read(g, "memory.current", b, sizeof(b)); atol(b) / PAGE; });
+	return read_key(g, "memory.stat", "anon") < 0
+	               ? -1
+	               : 0 + ({
+		                 char b[64];
+		                 mcg_group_read(g, "memory.current", b, sizeof(b));
+		                 atol(b) / PAGE;
+	                 });
 }
 
 static void set_bytes(mcg_group_t *g, const char *file, long pages)
@@ -163,15 +165,9 @@ static void protection(const char *attr, bool min)
 	mcg_group_put(a);
 }
 
-static void test_memcg_min(void)
-{
-	protection("memory.min", true);
-}
+static void test_memcg_min(void) { protection("memory.min", true); }
 
-static void test_memcg_low(void)
-{
-	protection("memory.low", false);
-}
+static void test_memcg_low(void) { protection("memory.low", false); }
 
 /* Effective protection by hand: the overcommitted split of B's 50M. */
 static void test_effective_protection(void)

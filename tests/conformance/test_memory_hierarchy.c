@@ -52,10 +52,7 @@ static long read_key(mcg_group_t *g, const char *file, const char *key)
 }
 
 /* The selftests' values_close(): |a - b| <= (a + b) * err / 100. */
-static int values_close(long a, long b, int err)
-{
-	return labs(a - b) <= (a + b) / 100 * err;
-}
+static int values_close(long a, long b, int err) { return labs(a - b) <= (a + b) / 100 * err; }
 
 static mcg_group_t *mk(mcg_group_t *parent, const char *name)
 {
@@ -107,8 +104,8 @@ static void test_hierarchical_usage(void)
 	long slack = (long)MCG_GROUP_STOCK_PAGES * mcg_nr_cpus() * MCG_GROUP_PAGE_SIZE;
 	pthread_barrier_t hold;
 	pthread_barrier_init(&hold, NULL, 4);
-	struct charger ch[3] = {{a, PAGES(8 * MB), &hold}, {b, PAGES(16 * MB), &hold},
-	                        {c, PAGES(24 * MB), &hold}};
+	struct charger ch[3] = {
+	        {a, PAGES(8 * MB), &hold}, {b, PAGES(16 * MB), &hold}, {c, PAGES(24 * MB), &hold}};
 	pthread_t t[3];
 	for (int i = 0; i < 3; i++)
 		pthread_create(&t[i], NULL, charge_then_hold, &ch[i]);

@@ -34,7 +34,7 @@ static size_t kmalloc_caches(void)
 {
 	size_t n = 0;
 	mcg_lock(&mcg_cache_list_lock);
-	mcg_list_for_each(pos, &mcg_cache_list) {
+	mcg_list_for_each (pos, &mcg_cache_list) {
 		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
 		n += strncmp(c->name, "kmalloc-", 8) == 0;
 	}
@@ -122,7 +122,7 @@ static int sequence(void)
 static void shrink_all(void)
 {
 	mcg_lock(&mcg_cache_list_lock);
-	mcg_list_for_each(pos, &mcg_cache_list)
+	mcg_list_for_each (pos, &mcg_cache_list)
 		mcg_cache_shrink(mcg_list_entry(pos, struct mcg_cache, link));
 	mcg_unlock(&mcg_cache_list_lock);
 }
@@ -165,20 +165,11 @@ static void sweep(int sticky, int warm)
 	CHECK(clean_failures > 0);
 }
 
-static void test_sweep_single(void)
-{
-	sweep(0, 0);
-}
+static void test_sweep_single(void) { sweep(0, 0); }
 
-static void test_sweep_sticky(void)
-{
-	sweep(1, 1);
-}
+static void test_sweep_sticky(void) { sweep(1, 1); }
 
-static void test_sweep_single_warm(void)
-{
-	sweep(0, 1);
-}
+static void test_sweep_single_warm(void) { sweep(0, 1); }
 
 int main(void)
 {

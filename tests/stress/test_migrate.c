@@ -64,10 +64,7 @@ static void on_report(const mcg_report_t *r)
 	        r->addr, r->cache);
 }
 
-static void on_usr1(int sig)
-{
-	(void)sig;
-}
+static void on_usr1(int sig) { (void)sig; }
 
 struct obj {
 	uint64_t link;  /* the allocator's free link lives here (cache objects) */
@@ -217,7 +214,8 @@ static void *worker(void *arg)
 				size_t gs = is_cache ? 0 : ((struct mail *)g)->size;
 				uint64_t e = TAG_MAILBOX;
 				if (!__atomic_compare_exchange_n(&g->owner, &e, me, false,
-				                                 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				                                 __ATOMIC_ACQ_REL,
+				                                 __ATOMIC_ACQUIRE))
 					__atomic_add_fetch(&errors_double, 1, __ATOMIC_RELAXED);
 				unsigned w = words_of(gs);
 				for (unsigned k = 0; k < w; k++)
@@ -253,7 +251,7 @@ static size_t kmalloc_active(void)
 {
 	size_t n = 0;
 	mcg_lock(&mcg_cache_list_lock);
-	mcg_list_for_each(pos, &mcg_cache_list) {
+	mcg_list_for_each (pos, &mcg_cache_list) {
 		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
 		if (strncmp(c->name, "kmalloc-", 8) == 0) {
 			mcg_cache_stats_t st;
@@ -268,7 +266,7 @@ static size_t kmalloc_active(void)
 static void shrink_kmalloc(void)
 {
 	mcg_lock(&mcg_cache_list_lock);
-	mcg_list_for_each(pos, &mcg_cache_list) {
+	mcg_list_for_each (pos, &mcg_cache_list) {
 		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
 		if (strncmp(c->name, "kmalloc-", 8) == 0)
 			mcg_cache_shrink(c);

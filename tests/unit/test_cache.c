@@ -102,7 +102,8 @@ static void test_bad_arguments(void)
 	mcg_cache_free(NULL, NULL); /* ignored */
 
 	/* The boundaries themselves are accepted. */
-	mcg_cache_t *c = mcg_cache_create("max", MCG_CACHE_MAX_SIZE, 4096, MCG_CACHE_FLAGS_ALL, NULL);
+	mcg_cache_t *c =
+	        mcg_cache_create("max", MCG_CACHE_MAX_SIZE, 4096, MCG_CACHE_FLAGS_ALL, NULL);
 	REQUIRE(c);
 	CHECK_EQ(mcg_cache_stats(c, NULL), -EINVAL);
 	void *p = mcg_cache_alloc(c);
@@ -201,9 +202,23 @@ static void exercise(size_t size, size_t align, unsigned flags, unsigned n)
 
 static void test_sizes_and_alignments(void)
 {
-	size_t sizes[] = {1, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 48, 63, 64, 65, 100, 127,
-	                  128, 129, 255, 256, 257, 500, 1000, 1024, 1025, 3000, 4096, 4097,
-	                  10000, 65536, 100000, 200000, MCG_CACHE_MAX_SIZE};
+	size_t sizes[] = {1,      7,
+	                  8,      9,
+	                  15,     16,
+	                  17,     24,
+	                  31,     32,
+	                  33,     48,
+	                  63,     64,
+	                  65,     100,
+	                  127,    128,
+	                  129,    255,
+	                  256,    257,
+	                  500,    1000,
+	                  1024,   1025,
+	                  3000,   4096,
+	                  4097,   10000,
+	                  65536,  100000,
+	                  200000, MCG_CACHE_MAX_SIZE};
 	for (size_t i = 0; i < MCG_ARRAY_SIZE(sizes); i++) {
 		unsigned n = sizes[i] > 60000 ? 40 : sizes[i] > 2000 ? 300 : 3000;
 		exercise(sizes[i], 0, 0, n);
@@ -528,7 +543,7 @@ static void test_poison(void)
 	memset(a, 1, 48);
 	mcg_cache_free(c, a);
 	CHECK_EQ(nreports, 0);
-	a[47] = 'x'; /* write after free */
+	a[47] = 'x';                      /* write after free */
 	char *again = mcg_cache_alloc(c); /* LIFO: @a again */
 	CHECK(again == a);
 	CHECK_EQ(reports_of(MCG_REPORT_POISON_CORRUPT, a), 1);

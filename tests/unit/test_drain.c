@@ -32,10 +32,7 @@ static unsigned pin_here(void)
 	return (unsigned)cpu;
 }
 
-static void unpin(void)
-{
-	sched_setaffinity(0, sizeof(saved_affinity), &saved_affinity);
-}
+static void unpin(void) { sched_setaffinity(0, sizeof(saved_affinity), &saved_affinity); }
 
 static mcg_cache_stats_t stats_of(mcg_cache_t *c)
 {
@@ -76,8 +73,8 @@ static void test_shrink_rss(void)
 	long got = mcg_cache_shrink(c);
 	CHECK_EQ(got, (long)slab_mem);
 	size_t rss2 = mcg_os_rss_bytes();
-	fprintf(stderr, "rss: before %zu KiB, live %zu KiB, after shrink %zu KiB\n",
-	        rss0 >> 10, rss1 >> 10, rss2 >> 10);
+	fprintf(stderr, "rss: before %zu KiB, live %zu KiB, after shrink %zu KiB\n", rss0 >> 10,
+	        rss1 >> 10, rss2 >> 10);
 	CHECK(rss2 + (size_t)N * SZ * 9 / 10 <= rss1);
 	CHECK_EQ(mcg_pages_in_use(), pages0);
 	st = stats_of(c);

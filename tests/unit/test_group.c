@@ -139,10 +139,7 @@ static void test_parent_lives_with_child(void)
 	CHECK_EQ(mcg_group_root()->nr_dying_descendants, 0);
 }
 
-static void *other_thread(void *arg)
-{
-	return mcg_group_current();
-}
+static void *other_thread(void *arg) { return mcg_group_current(); }
 
 static void test_thread_context(void)
 {

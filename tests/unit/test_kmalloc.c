@@ -133,7 +133,8 @@ static void test_calloc(void)
 		memset(p, 0xff, 1000);
 		mcg_free(p);
 	}
-	size_t sizes[][2] = {{1, 1}, {10, 100}, {1, 1000}, {250, 4}, {3, 4096}, {1, 300000}, {0, 5}};
+	size_t sizes[][2] = {{1, 1},    {10, 100},   {1, 1000}, {250, 4},
+	                     {3, 4096}, {1, 300000}, {0, 5}};
 	for (size_t i = 0; i < MCG_ARRAY_SIZE(sizes); i++) {
 		size_t n = sizes[i][0] * sizes[i][1];
 		unsigned char *p = mcg_calloc(sizes[i][0], sizes[i][1]);

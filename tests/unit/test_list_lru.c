@@ -34,7 +34,8 @@ struct item {
 static mcg_shrinker_t *mk_shrinker(unsigned flags)
 {
 	mcg_shrinker_t *s = NULL;
-	mcg_shrinker_ops_t ops = {.count_objects = count_cb, .scan_objects = scan_cb, .flags = flags};
+	mcg_shrinker_ops_t ops = {
+	        .count_objects = count_cb, .scan_objects = scan_cb, .flags = flags};
 	if (mcg_shrinker_create(&ops, &s))
 		return NULL;
 	return s;
@@ -103,21 +104,17 @@ static enum mcg_lru_status isolate_by_value(mcg_lru_link_t *l, mcg_list_lru_one_
 	struct item *it = (struct item *)l;
 	w->calls++;
 	switch (it->v) {
-	case 0:
-		mcg_list_lru_isolate_move(list, l, &w->dispose);
-		return MCG_LRU_REMOVED;
+	case 0: mcg_list_lru_isolate_move(list, l, &w->dispose); return MCG_LRU_REMOVED;
 	case 1:
 		it->v = 0; /* referenced: second chance */
 		return MCG_LRU_ROTATE;
-	case 2:
-		return MCG_LRU_SKIP;
+	case 2: return MCG_LRU_SKIP;
 	case 3:
 		it->v = 2;
 		mcg_list_lru_one_unlock(list);
 		mcg_list_lru_one_lock(list);
 		return MCG_LRU_RETRY;
-	default:
-		return MCG_LRU_STOP;
+	default: return MCG_LRU_STOP;
 	}
 }
 
@@ -135,7 +132,8 @@ static void test_walk(void)
 	struct walk_arg w = {.dispose = {&w.dispose, &w.dispose}};
 	unsigned long nr = 100;
 	unsigned long n = mcg_list_lru_walk_one(lru, 0, g, isolate_by_value, &w, &nr);
-	/* Order: 0 R, 1 rotate(v=0), 2 skip, 3 retry(v=2) -> restart: 2 skip, 3 skip, 4 R, 5 stop. */
+	/* Order: 0 R, 1 rotate(v=0), 2 skip, 3 retry(v=2) -> restart: 2 skip, 3 skip, 4 R, 5 stop.
+	 */
 	CHECK_EQ(n, 2);
 	CHECK_EQ(mcg_list_lru_count_one(lru, 0, g), 4);
 	CHECK_EQ(w.calls, 8);
@@ -147,7 +145,7 @@ static void test_walk(void)
 	CHECK_EQ(w.calls, 2);
 	it[5].v = 0;
 	CHECK_EQ(mcg_list_lru_walk(lru, isolate_by_value, &w, ~0ul), 2); /* 5 and rotated 1 */
-	CHECK_EQ(mcg_list_lru_count(lru), 2); /* 2 and 3 skip */
+	CHECK_EQ(mcg_list_lru_count(lru), 2);                            /* 2 and 3 skip */
 	mcg_list_lru_destroy(lru);
 	mcg_shrinker_destroy(s);
 	mcg_group_remove(g);

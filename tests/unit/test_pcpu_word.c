@@ -39,11 +39,11 @@ static void test_ops(void)
 	const uint64_t a = 0x1000, b = 0x2000;
 	uint64_t old = 77;
 	CHECK_EQ(word0(), 0);
-	CHECK_EQ(mcg_pcpu_word_consume(words, a, 1), MCG_PCPU_FAIL); /* empty */
+	CHECK_EQ(mcg_pcpu_word_consume(words, a, 1), MCG_PCPU_FAIL);    /* empty */
 	CHECK_EQ(mcg_pcpu_word_refill(words, a, 1, 64), MCG_PCPU_FAIL); /* key 0 != a */
 	CHECK_EQ(mcg_pcpu_word_exchange(words, mcg_pcpu_word_pack(a, 10), &old), MCG_PCPU_OK);
 	CHECK_EQ(old, 0);
-	CHECK_EQ(mcg_pcpu_word_consume(words, b, 1), MCG_PCPU_FAIL); /* other key */
+	CHECK_EQ(mcg_pcpu_word_consume(words, b, 1), MCG_PCPU_FAIL);  /* other key */
 	CHECK_EQ(mcg_pcpu_word_consume(words, a, 11), MCG_PCPU_FAIL); /* too few */
 	CHECK_EQ(word0(), mcg_pcpu_word_pack(a, 10));
 	CHECK_EQ(mcg_pcpu_word_consume(words, a, 10), MCG_PCPU_OK);

@@ -36,8 +36,11 @@ static unsigned long f_scan(mcg_shrinker_t *s, mcg_shrink_control_t *sc)
 static mcg_shrinker_t *mk(unsigned flags, unsigned seeks, unsigned long batch)
 {
 	mcg_shrinker_t *s = NULL;
-	mcg_shrinker_ops_t ops = {.count_objects = f_count, .scan_objects = f_scan,
-	                          .flags = flags, .seeks = seeks, .batch = batch};
+	mcg_shrinker_ops_t ops = {.count_objects = f_count,
+	                          .scan_objects = f_scan,
+	                          .flags = flags,
+	                          .seeks = seeks,
+	                          .batch = batch};
 	if (mcg_shrinker_create(&ops, &s) || mcg_shrinker_register(s))
 		return NULL;
 	return s;

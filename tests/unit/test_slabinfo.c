@@ -45,10 +45,11 @@ static void test_format(void)
 	for (line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char name[64];
 		unsigned long act, num, osz, per, pages, lim, batch, shared, aslabs, nslabs, avail;
-		int k = sscanf(line,
-		               "%63s %lu %lu %lu %lu %lu : tunables %lu %lu %lu : slabdata %lu %lu %lu",
-		               name, &act, &num, &osz, &per, &pages, &lim, &batch, &shared, &aslabs,
-		               &nslabs, &avail);
+		int k = sscanf(
+		        line,
+		        "%63s %lu %lu %lu %lu %lu : tunables %lu %lu %lu : slabdata %lu %lu %lu",
+		        name, &act, &num, &osz, &per, &pages, &lim, &batch, &shared, &aslabs,
+		        &nslabs, &avail);
 		CHECK_EQ(k, 12);
 		if (k != 12) {
 			fprintf(stderr, "bad line: %s\n", line);

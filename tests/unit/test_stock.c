@@ -91,7 +91,7 @@ static void test_switch_and_overflow(void)
 	/* a full stock is returned */
 	CHECK_EQ(mcg_charge(t, 30, 0), 0); /* 2 stocked < 30: a batch of 64, 34 more stocked */
 	CHECK_EQ(mcg_stock_cached(t), 36);
-	CHECK_EQ(mcg_uncharge(t, 30), 0);  /* 66 > 64: the stock restarts with these 30 */
+	CHECK_EQ(mcg_uncharge(t, 30), 0); /* 66 > 64: the stock restarts with these 30 */
 	CHECK_EQ(mcg_stock_cached(t), 30);
 	CHECK_EQ(usage(t), 30);
 	CHECK_EQ(mcg_charge(t, 34, 0), 0); /* 30 < 34: batch, 30 more stocked */
@@ -133,9 +133,9 @@ static void test_max_and_force(void)
 	mcg_page_counter_set_max(&p->memory, 100);
 	mcg_group_set_reclaim_hook(reclaim_hook, NULL);
 	reclaim_calls = 0;
-	CHECK_EQ(mcg_charge(s, 60, 0), 0);   /* 64 charged, 4 stocked */
-	CHECK_EQ(mcg_charge(t, 36, 0), 0);   /* batch fails (128 > 100): just 36 */
-	CHECK_EQ(usage(p), 100);             /* s's 4 stay stocked */
+	CHECK_EQ(mcg_charge(s, 60, 0), 0); /* 64 charged, 4 stocked */
+	CHECK_EQ(mcg_charge(t, 36, 0), 0); /* batch fails (128 > 100): just 36 */
+	CHECK_EQ(usage(p), 100);           /* s's 4 stay stocked */
 	CHECK_EQ(mcg_group_event_read(p, MCG_EVENT_MAX, true), 0); /* the fallback is no event */
 	CHECK_EQ(mcg_charge(t, 5, 0), -ENOMEM); /* the drain returns s's 4: still short */
 	CHECK(reclaim_seen == p);

@@ -30,9 +30,9 @@ static void test_defaults(void)
 	CHECK(!strcmp(rd("memory.high"), "max\n"));
 	CHECK(!strcmp(rd("memory.max"), "max\n"));
 	CHECK(!strcmp(rd("memory.stat"), "anon 0\ncharge_forced 0\n"
-	                                  "pgscan 0\npgsteal 0\npgscan_direct 0\npgscan_kswapd 0\n"
-	                                  "pgscan_proactive 0\npgsteal_direct 0\npgsteal_kswapd 0\n"
-	                                  "pgsteal_proactive 0\nthrottled_ms 0\n"));
+	                                 "pgscan 0\npgsteal 0\npgscan_direct 0\npgscan_kswapd 0\n"
+	                                 "pgscan_proactive 0\npgsteal_direct 0\npgsteal_kswapd 0\n"
+	                                 "pgsteal_proactive 0\nthrottled_ms 0\n"));
 	CHECK(!strcmp(rd("memory.events"),
 	              "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n"));
 	CHECK(!strcmp(rd("memory.events.local"),
@@ -45,18 +45,19 @@ static void test_write_values(void)
 	static const struct {
 		const char *text, *shown;
 	} ok[] = {
-		{"4096", "4096\n"},        {"4097", "4096\n"},      {"4095", "0\n"},
-		{"64M", "67108864\n"},     {"64m\n", "67108864\n"}, {"1K", "0\n"},
-		{"8k", "8192\n"},          {"2G", "2147483648\n"},  {"1T", "1099511627776\n"},
-		{"max", "max\n"},          {"max\n", "max\n"},      {"0", "0\n"},
-		{"12288 \n", "12288\n"},
+	        {"4096", "4096\n"},      {"4097", "4096\n"},      {"4095", "0\n"},
+	        {"64M", "67108864\n"},   {"64m\n", "67108864\n"}, {"1K", "0\n"},
+	        {"8k", "8192\n"},        {"2G", "2147483648\n"},  {"1T", "1099511627776\n"},
+	        {"max", "max\n"},        {"max\n", "max\n"},      {"0", "0\n"},
+	        {"12288 \n", "12288\n"},
 	};
 	const char *files[] = {"memory.min", "memory.low", "memory.high", "memory.max"};
 	for (size_t f = 0; f < MCG_ARRAY_SIZE(files); f++) {
 		for (size_t i = 0; i < MCG_ARRAY_SIZE(ok); i++) {
 			CHECK_EQ(mcg_group_write(g, files[f], ok[i].text), 0);
 			if (strcmp(rd(files[f]), ok[i].shown))
-				CHECK(!fprintf(stderr, "%s <- '%s': '%s'\n", files[f], ok[i].text, buf));
+				CHECK(!fprintf(stderr, "%s <- '%s': '%s'\n", files[f], ok[i].text,
+				               buf));
 		}
 		CHECK_EQ(mcg_group_write(g, files[f], "max"), 0);
 	}
@@ -66,9 +67,23 @@ static void test_write_values(void)
 
 static void test_bad_writes_unchanged(void)
 {
-	const char *bad[] = {"", "\n", "-1", "1.5M", "64MB", "M", "0x1000", " 4096", "max1",
-	                     "maxx", "MAX", "4096 4096", "99999999999999999999", "20000000T",
-	                     "1P", "abc", "4096\n\n1"};
+	const char *bad[] = {"",
+	                     "\n",
+	                     "-1",
+	                     "1.5M",
+	                     "64MB",
+	                     "M",
+	                     "0x1000",
+	                     " 4096",
+	                     "max1",
+	                     "maxx",
+	                     "MAX",
+	                     "4096 4096",
+	                     "99999999999999999999",
+	                     "20000000T",
+	                     "1P",
+	                     "abc",
+	                     "4096\n\n1"};
 	CHECK_EQ(mcg_group_write(g, "memory.max", "1M"), 0);
 	for (size_t i = 0; i < MCG_ARRAY_SIZE(bad); i++) {
 		int r = mcg_group_write(g, "memory.max", bad[i]);
@@ -108,9 +123,9 @@ static void test_current_peak_stat(void)
 	mcg_group_drain_stocks();
 	CHECK(!strcmp(rd("memory.current"), "40960\n"));
 	CHECK(!strcmp(rd("memory.stat"), "anon 40960\ncharge_forced 0\n"
-	                                  "pgscan 0\npgsteal 0\npgscan_direct 0\npgscan_kswapd 0\n"
-	                                  "pgscan_proactive 0\npgsteal_direct 0\npgsteal_kswapd 0\n"
-	                                  "pgsteal_proactive 0\nthrottled_ms 0\n"));
+	                                 "pgscan 0\npgsteal 0\npgscan_direct 0\npgscan_kswapd 0\n"
+	                                 "pgscan_proactive 0\npgsteal_direct 0\npgsteal_kswapd 0\n"
+	                                 "pgsteal_proactive 0\nthrottled_ms 0\n"));
 	CHECK(!strcmp(rd("memory.peak"), "262144\n")); /* the stock's batch of 64 */
 	CHECK_EQ(mcg_uncharge(g, 10), 0);
 	mcg_group_drain_stocks();
