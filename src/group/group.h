@@ -76,6 +76,9 @@ struct mcg_group {
 	/* reclaim/: per-group lists and shrinker marks, allocated on first
 	 * use (atomic pointer), freed at release through the reclaim ops. */
 	struct mcg_reclaim_info *reclaim;
+	/* Groups of this subtree (itself included) marked for some shrinker:
+	 * reclaim skips subtrees where it is 0 (atomic; reclaim/shrinker.c). */
+	long populated;
 	/* The shared reclaim cursor of walks targeting this group: the last
 	 * group visited (referenced) and the walk's generation; protected by
 	 * reclaim/vmscan.c's cursor lock. */

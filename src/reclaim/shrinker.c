@@ -125,11 +125,32 @@ struct mcg_reclaim_chunk *mcg_reclaim_chunk_get(struct mcg_reclaim_info *info, i
 	return c;
 }
 
+/* Add @delta to `populated` of @g and every ancestor. */
+static void populated_add(mcg_group_t *g, long delta)
+{
+	for (; g; g = g->parent)
+		__atomic_add_fetch(&g->populated, delta, __ATOMIC_RELAXED);
+}
+
+/* A shrinker bit of @g went from clear to set (@set) or back. */
+static void marks_changed(mcg_group_t *g, struct mcg_reclaim_info *info, bool set)
+{
+	if (set) {
+		if (__atomic_fetch_add(&info->nr_marks, 1, __ATOMIC_ACQ_REL) == 0)
+			populated_add(g, 1);
+	} else {
+		if (__atomic_fetch_sub(&info->nr_marks, 1, __ATOMIC_ACQ_REL) == 1)
+			populated_add(g, -1);
+	}
+}
+
 void mcg_reclaim_info_free(mcg_group_t *g)
 {
 	struct mcg_reclaim_info *info = g->reclaim;
 	if (!info)
 		return;
+	if (__atomic_load_n(&info->nr_marks, __ATOMIC_ACQUIRE) > 0)
+		populated_add(g, -1); /* leaves the tree: its marks no longer count */
 	for (int k = 0; k < MCG_NR_CHUNKS; k++) {
 		struct mcg_reclaim_chunk *c = info->chunks[k];
 		if (!c)
@@ -149,8 +170,9 @@ void mcg_shrinker_mark(mcg_group_t *g, int id)
 	unsigned long bit = 1ul << (id % 64);
 	unsigned long *w = &info->map[id / 64];
 	/* Set it only when clear: most adds find it set (no shared write). */
-	if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit))
-		__atomic_fetch_or(w, bit, __ATOMIC_SEQ_CST);
+	if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit) &&
+	    !(__atomic_fetch_or(w, bit, __ATOMIC_SEQ_CST) & bit))
+		marks_changed(g, info, true);
 }
 
 /* ------------------------------------------------------------ registry */
@@ -373,8 +395,10 @@ static void shrink_one(int id, mcg_shrink_control_t *sc, int priority, bool memc
 		 */
 		struct mcg_reclaim_info *info = mcg_reclaim_info_peek(sc->group);
 		if (info) {
-			__atomic_fetch_and(&info->map[id / 64], ~(1ul << (id % 64)),
-			                   __ATOMIC_SEQ_CST);
+			if (__atomic_fetch_and(&info->map[id / 64], ~(1ul << (id % 64)),
+			                       __ATOMIC_SEQ_CST) &
+			    (1ul << (id % 64)))
+				marks_changed(sc->group, info, false);
 			ret = do_shrink_slab(s, sc, priority, protection, size, scanned, goal);
 			if (ret != MCG_SHRINK_EMPTY)
 				mcg_shrinker_mark(sc->group, id);

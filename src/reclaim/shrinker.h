@@ -44,7 +44,8 @@ struct mcg_reclaim_chunk {
 
 /* A group's reclaim info (group->reclaim). */
 struct mcg_reclaim_info {
-	int dead; /* the group went offline: new lists are reparented at once (atomic) */
+	int dead;      /* the group went offline: new lists are reparented at once (atomic) */
+	long nr_marks; /* bits set in map (atomic); 0 <-> 1 moves `populated` up the tree */
 	unsigned long map[MCG_SHRINKER_MAX / 64];        /* atomic bits */
 	struct mcg_reclaim_chunk *chunks[MCG_NR_CHUNKS]; /* atomic pointers */
 };

@@ -58,9 +58,10 @@ static mcg_group_t *pre_next_locked(mcg_group_t *root, mcg_group_t *pos)
 {
 	if (!pos)
 		return mcg_group_tryget(root) ? root : NULL;
+	bool skip_children = false;
 	for (;;) {
 		mcg_group_t *next = NULL;
-		if (!mcg_list_empty(&pos->children)) {
+		if (!skip_children && !mcg_list_empty(&pos->children)) {
 			next = mcg_list_entry(pos->children.next, struct mcg_group, sibling);
 		} else {
 			while (pos != root) {
@@ -74,9 +75,16 @@ static mcg_group_t *pre_next_locked(mcg_group_t *root, mcg_group_t *pos)
 		}
 		if (!next)
 			return NULL;
-		if (mcg_group_tryget(next))
+		/*
+		 * A subtree with no group marked for any shrinker has nothing
+		 * to reclaim: step over it whole (the kernel's shrinker bitmap
+		 * idea, lifted to subtrees), so empty groups cost nothing.
+		 */
+		skip_children = __atomic_load_n(&next->populated, __ATOMIC_RELAXED) <= 0;
+		if (!skip_children && mcg_group_tryget(next))
 			return next;
-		pos = next; /* being freed: no children; go on after it (still linked) */
+		pos = next; /* empty, or being freed: go on after it */
+		skip_children = true;
 	}
 }
 
