@@ -46,6 +46,8 @@ static void group_init_once(void)
 	r->online = 1;
 	mcg_list_init(&r->children);
 	mcg_list_init(&r->sibling);
+	mcg_list_init(&r->pop_children);
+	mcg_list_init(&r->pop_sibling);
 	mcg_stock_init();
 }
 
@@ -159,6 +161,8 @@ mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group
 	strcpy(g->name, name);
 	mcg_page_counter_init(&g->memory, &parent->memory);
 	mcg_list_init(&g->children);
+	mcg_list_init(&g->pop_children);
+	mcg_list_init(&g->pop_sibling);
 	g->parent = parent;
 	g->depth = parent->depth + 1;
 	g->online = 1;

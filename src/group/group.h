@@ -76,9 +76,13 @@ struct mcg_group {
 	/* reclaim/: per-group lists and shrinker marks, allocated on first
 	 * use (atomic pointer), freed at release through the reclaim ops. */
 	struct mcg_reclaim_info *reclaim;
-	/* Groups of this subtree (itself included) marked for some shrinker:
-	 * reclaim skips subtrees where it is 0 (atomic; reclaim/shrinker.c). */
+	/* Groups of this subtree (itself included) marked for some shrinker,
+	 * and the tree of such groups: a group is on its parent's pop_children
+	 * while populated > 0, so the reclaim walk visits only them.  All three
+	 * under reclaim/shrinker.c's populated lock (populated also read racily). */
 	long populated;
+	struct mcg_list pop_children;
+	struct mcg_list pop_sibling;
 	/* The shared reclaim cursor of walks targeting this group: the last
 	 * group visited (referenced) and the walk's generation; protected by
 	 * reclaim/vmscan.c's cursor lock. */

@@ -125,11 +125,24 @@ struct mcg_reclaim_chunk *mcg_reclaim_chunk_get(struct mcg_reclaim_info *info, i
 	return c;
 }
 
-/* Add @delta to `populated` of @g and every ancestor. */
+mcg_lock_t mcg_populated_lock = {PTHREAD_MUTEX_INITIALIZER, MCG_RANK_POPULATED};
+
+/* Add @delta to `populated` of @g and every ancestor; a group whose count
+ * leaves or reaches 0 joins or leaves its parent's pop_children. */
 static void populated_add(mcg_group_t *g, long delta)
 {
-	for (; g; g = g->parent)
-		__atomic_add_fetch(&g->populated, delta, __ATOMIC_RELAXED);
+	mcg_lock(&mcg_populated_lock);
+	for (; g; g = g->parent) {
+		long old = g->populated;
+		__atomic_store_n(&g->populated, old + delta, __ATOMIC_RELAXED);
+		if (!g->parent)
+			continue;
+		if (old <= 0 && old + delta > 0)
+			mcg_list_add_tail(&g->pop_sibling, &g->parent->pop_children);
+		else if (old > 0 && old + delta <= 0)
+			mcg_list_del(&g->pop_sibling);
+	}
+	mcg_unlock(&mcg_populated_lock);
 }
 
 /* A shrinker bit of @g went from clear to set (@set) or back. */

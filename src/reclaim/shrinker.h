@@ -81,6 +81,9 @@ static inline struct mcg_reclaim_chunk *mcg_reclaim_chunk_peek(const struct mcg_
 /** mcg_shrinker_mark - set bit @id in @g's map (info exists). */
 void mcg_shrinker_mark(mcg_group_t *g, int id);
 
+/** The lock of every group's populated count and pop_children / pop_sibling. */
+extern mcg_lock_t mcg_populated_lock;
+
 /** mcg_shrinker_id_alloc / _free - an id for a list_lru without a shrinker. */
 int mcg_shrinker_id_alloc(void);
 void mcg_shrinker_id_free(int id);

@@ -58,34 +58,41 @@ static mcg_group_t *pre_next_locked(mcg_group_t *root, mcg_group_t *pos)
 {
 	if (!pos)
 		return mcg_group_tryget(root) ? root : NULL;
-	bool skip_children = false;
+	/*
+	 * Pre-order over the tree of populated groups only (pop_children:
+	 * groups whose subtree holds objects of some shrinker), so empty
+	 * groups cost nothing, however many there are.  If @pos left that
+	 * tree since it was returned, go on after its parent: this round
+	 * may miss some of its siblings, as a walk may miss groups created
+	 * meanwhile.
+	 */
+	mcg_group_t *next = NULL;
+	bool descend = true;
+	mcg_lock(&mcg_populated_lock);
 	for (;;) {
-		mcg_group_t *next = NULL;
-		if (!skip_children && !mcg_list_empty(&pos->children)) {
-			next = mcg_list_entry(pos->children.next, struct mcg_group, sibling);
+		next = NULL;
+		if (descend && !mcg_list_empty(&pos->pop_children)) {
+			next = mcg_list_entry(pos->pop_children.next, struct mcg_group,
+			                      pop_sibling);
 		} else {
 			while (pos != root) {
-				if (pos->sibling.next != &pos->parent->children) {
-					next = mcg_list_entry(pos->sibling.next, struct mcg_group,
-					                      sibling);
+				mcg_group_t *parent = pos->parent;
+				bool linked = !mcg_list_empty(&pos->pop_sibling);
+				if (linked && pos->pop_sibling.next != &parent->pop_children) {
+					next = mcg_list_entry(pos->pop_sibling.next,
+					                      struct mcg_group, pop_sibling);
 					break;
 				}
-				pos = pos->parent;
+				pos = parent;
 			}
 		}
-		if (!next)
-			return NULL;
-		/*
-		 * A subtree with no group marked for any shrinker has nothing
-		 * to reclaim: step over it whole (the kernel's shrinker bitmap
-		 * idea, lifted to subtrees), so empty groups cost nothing.
-		 */
-		skip_children = __atomic_load_n(&next->populated, __ATOMIC_RELAXED) <= 0;
-		if (!skip_children && mcg_group_tryget(next))
-			return next;
-		pos = next; /* empty, or being freed: go on after it */
-		skip_children = true;
+		if (!next || mcg_group_tryget(next))
+			break;
+		pos = next; /* being freed: go on after it */
+		descend = false;
 	}
+	mcg_unlock(&mcg_populated_lock);
+	return next;
 }
 
 struct cookie {
