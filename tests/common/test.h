@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int test_failed_checks;
 static int test_passed, test_failed;
@@ -63,6 +65,25 @@ static const char *test_current = "?";
 			fprintf(stderr, "FAIL %s\n", #fn);                                         \
 		}                                                                                  \
 	} while (0)
+
+/*
+ * test_run_locked - run this test binary again with MCG_RSEQ=0, the per-CPU
+ * lock path (the mode is chosen once per process), with MCG_TEST_LOCKED set
+ * so the child knows.  Return: the child's exit status.
+ */
+static inline int test_run_locked(char **argv)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("MCG_RSEQ", "0", 1);
+		setenv("MCG_TEST_LOCKED", "1", 1);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
 
 static inline int test_done(void)
 {

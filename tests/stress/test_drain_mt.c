@@ -186,20 +186,6 @@ static void test_concurrent_drain(void)
 		CHECK_EQ(mcg_cache_destroy(caches[i]), 0);
 }
 
-static int run_locked(char **argv)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		setenv("MCG_RSEQ", "0", 1);
-		setenv("MCG_TEST_LOCKED", "1", 1);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	int status = 0;
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -209,7 +195,7 @@ int main(int argc, char **argv)
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED") && mcg_percpu_mode() == MCG_PERCPU_RSEQ) {
 		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
-		rc = rc || run_locked(argv);
+		rc = rc || test_run_locked(argv);
 	}
 	return rc;
 }

@@ -629,20 +629,6 @@ static void test_report_kind_names(void)
 }
 
 /* Run this binary again with MCG_RSEQ=0: the locked path. */
-static int run_locked(char **argv)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		setenv("MCG_RSEQ", "0", 1);
-		setenv("MCG_TEST_LOCKED", "1", 1);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	int status = 0;
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 static void test_mode(void)
 {
 	bool locked = getenv("MCG_TEST_LOCKED") != NULL;
@@ -675,7 +661,7 @@ int main(int argc, char **argv)
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED")) {
 		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
-		int rc2 = run_locked(argv);
+		int rc2 = test_run_locked(argv);
 		if (rc2)
 			fprintf(stderr, "locked-path run failed: %d\n", rc2);
 		rc = rc || rc2;
