@@ -215,7 +215,7 @@ int bench_charge_main(int argc, char **argv)
 	}
 	long pairs = o.smoke ? 200000 : 2000000;
 	unsigned cpus = mcg_nr_cpus();
-	long bound = (long)MCG_GROUP_STOCK_PAGES * cpus;
+	long bound = (long)MCG_GROUP_STOCK_SLACK_PAGES * cpus;
 	double ns[5][NR_VARIANTS][64];
 	double cont[5][64];
 	long drift[5] = {0};

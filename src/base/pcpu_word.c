@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* base/pcpu_word.c - the locked path of per-CPU words (see pcpu_word.h). */
+/*
+ * base/pcpu_word.c - the locked path of per-CPU words (see pcpu_word.h): the
+ * same operations as the rseq sections, under this CPU's header lock.
+ */
 #include "base/pcpu_word.h"
 
 static struct mcg_pcpu_word *word_lock_mine(struct mcg_pcpu_word *base)
@@ -9,14 +12,26 @@ static struct mcg_pcpu_word *word_lock_mine(struct mcg_pcpu_word *base)
 	return w;
 }
 
+/* The first word of @w keyed @key, or NULL (lock held). */
+static uint64_t *word_find(struct mcg_pcpu_word *w, uint64_t key)
+{
+	for (unsigned i = 0; i < MCG_PCPU_WORDS; i++)
+		if (mcg_pcpu_word_key(MCG_READ_ONCE(w->words[i])) == key)
+			return &w->words[i];
+	return NULL;
+}
+
 int mcg_locked_word_consume(struct mcg_pcpu_word *base, uint64_t key, uint64_t n)
 {
 	struct mcg_pcpu_word *w = word_lock_mine(base);
 	int r = MCG_PCPU_FAIL;
-	uint64_t v = MCG_READ_ONCE(w->word);
-	if (!w->stopped && mcg_pcpu_word_key(v) == key && mcg_pcpu_word_count(v) >= n) {
-		MCG_WRITE_ONCE(w->word, v - (n << MCG_PCPU_WORD_KEY_BITS));
-		r = MCG_PCPU_OK;
+	uint64_t *p = w->stopped ? NULL : word_find(w, key);
+	if (p) {
+		uint64_t v = MCG_READ_ONCE(*p);
+		if (mcg_pcpu_word_count(v) >= n) {
+			MCG_WRITE_ONCE(*p, v - (n << MCG_PCPU_WORD_KEY_BITS));
+			r = MCG_PCPU_OK;
+		}
 	}
 	mcg_unlock(&w->lock);
 	return r;
@@ -26,22 +41,25 @@ int mcg_locked_word_refill(struct mcg_pcpu_word *base, uint64_t key, uint64_t n,
 {
 	struct mcg_pcpu_word *w = word_lock_mine(base);
 	int r = MCG_PCPU_FAIL;
-	uint64_t v = MCG_READ_ONCE(w->word);
-	if (!w->stopped && mcg_pcpu_word_key(v) == key && mcg_pcpu_word_count(v) + n <= limit) {
-		MCG_WRITE_ONCE(w->word, v + (n << MCG_PCPU_WORD_KEY_BITS));
-		r = MCG_PCPU_OK;
+	uint64_t *p = w->stopped ? NULL : word_find(w, key);
+	if (p) {
+		uint64_t v = MCG_READ_ONCE(*p);
+		if (mcg_pcpu_word_count(v) + n <= limit) {
+			MCG_WRITE_ONCE(*p, v + (n << MCG_PCPU_WORD_KEY_BITS));
+			r = MCG_PCPU_OK;
+		}
 	}
 	mcg_unlock(&w->lock);
 	return r;
 }
 
-int mcg_locked_word_exchange(struct mcg_pcpu_word *base, uint64_t nw, uint64_t *old)
+int mcg_locked_word_exchange(struct mcg_pcpu_word *base, uint64_t i, uint64_t nw, uint64_t *old)
 {
 	struct mcg_pcpu_word *w = word_lock_mine(base);
 	int r = MCG_PCPU_FAIL;
 	if (!w->stopped) {
-		*old = MCG_READ_ONCE(w->word);
-		MCG_WRITE_ONCE(w->word, nw);
+		*old = MCG_READ_ONCE(w->words[i]);
+		MCG_WRITE_ONCE(w->words[i], nw);
 		r = MCG_PCPU_OK;
 	}
 	mcg_unlock(&w->lock);
@@ -52,7 +70,8 @@ void mcg_pcpu_word_init(struct mcg_pcpu_word *base, unsigned ncpu, int lock_rank
 {
 	for (unsigned c = 0; c < ncpu; c++) {
 		struct mcg_pcpu_word *w = mcg_pcpu_word_of(base, c);
-		w->word = 0;
+		for (unsigned i = 0; i < MCG_PCPU_WORDS; i++)
+			w->words[i] = 0;
 		w->stopped = 0;
 		mcg_lock_init(&w->lock, lock_rank);
 	}

@@ -1,20 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * base/pcpu_word.h - a per-CPU tagged counter word, and per-CPU adds: the
+ * base/pcpu_word.h - per-CPU tagged counter words, and per-CPU adds: the
  * charge stock's fast path and the per-CPU statistics.
  *
- * Each CPU has a header { word, stopped, lock } at base + (cpu << MCG_PCPU_SHIFT).
- * The word packs a key (a pointer, low 48 bits; 0 = empty) and a count (the
- * high 16 bits).  Operations are rseq critical sections whose commit is one
- * store of the word, the last instruction (base/percpu.h):
+ * Each CPU has a header { stopped, words[MCG_PCPU_WORDS], lock } at
+ * base + (cpu << MCG_PCPU_SHIFT).  Each word packs a key (a pointer, low 48
+ * bits; 0 = empty) and a count (the high 16 bits).  Operations are rseq
+ * critical sections whose commit is one store of one word, the last
+ * instruction (base/percpu.h).  consume and refill scan the words in order
+ * and act on the first whose key is K (a key normally sits in one word; if a
+ * caller installed it twice, the later copy is only found once the first
+ * leaves):
  *
- *   consume  : if !stopped && key == K && count >= n  { commit count - n }
- *   refill   : if !stopped && key == K && count + n <= limit { commit count + n }
- *   exchange : if !stopped { *old = word; commit word = new }
+ *   consume  : if !stopped && words[i].key == K && count >= n  { commit count - n }
+ *   refill   : if !stopped && words[i].key == K && count + n <= limit { commit count + n }
+ *   exchange : if !stopped { *old = words[i]; commit words[i] = new }   (i given)
  *
  * Stopping (remote drain): under the lock set `stopped`, mcg_percpu_fence(),
- * then the word is the stopper's until mcg_pcpu_word_start().  In locked mode
- * every operation takes the lock, so holding it is enough.
+ * then the words are the stopper's until mcg_pcpu_word_start().  As in
+ * base/pcpu_stack.h, a section that begins while stopped is not aborted by
+ * the restart, so every section reads `stopped` *before* any word, and the
+ * owner publishes the words before clearing `stopped` (a release store).  In
+ * locked mode every operation takes the lock, so holding it is enough.
  *
  * mcg_pcpu_add() adds to a 64-bit slot at a byte offset inside this CPU's
  * MCG_PCPU_STRIDE-byte block of an array laid out the same way (per-CPU
@@ -33,15 +40,18 @@
 #define MCG_PCPU_WORD_KEY_BITS 48
 #define MCG_PCPU_WORD_KEY_MASK ((UINT64_C(1) << MCG_PCPU_WORD_KEY_BITS) - 1)
 #define MCG_PCPU_WORD_COUNT_MAX 0xffffu
+/* Words per CPU (the charge stock's entries); at most 9 fit beside the lock. */
+#define MCG_PCPU_WORDS 7
 
 struct mcg_pcpu_word {
-	uint64_t word;    /* key | count << 48 */
-	uint32_t stopped; /* nonzero: every operation fails */
+	uint32_t stopped; /* nonzero: every operation fails (offset 0: the asm) */
 	uint32_t pad_;
-	mcg_lock_t lock; /* locked mode: the data; rseq mode: remote owners */
+	uint64_t words[MCG_PCPU_WORDS]; /* key | count << 48 (offset 8: the asm) */
+	mcg_lock_t lock;                /* locked mode: the data; rseq mode: remote owners */
 } __attribute__((aligned(MCG_PCPU_STRIDE)));
 
 _Static_assert(sizeof(struct mcg_pcpu_word) == MCG_PCPU_STRIDE, "stride");
+_Static_assert(__builtin_offsetof(struct mcg_pcpu_word, words) == 8, "the asm's offsets");
 
 /** mcg_pcpu_word_pack - the word for @key (48-bit, may be 0) holding @count. */
 static inline uint64_t mcg_pcpu_word_pack(uint64_t key, uint32_t count)
@@ -63,29 +73,50 @@ static inline struct mcg_pcpu_word *mcg_pcpu_word_of(struct mcg_pcpu_word *base,
 }
 
 #if MCG_HAVE_RSEQ_ASM
-/* %rax = this CPU's header (MCG_RSEQ_ENTER), %rcx = word, %rdx = scratch. */
+/* The assembly is laid out by hand, one instruction a line. */
+/* clang-format off */
+/*
+ * The scan shared by consume and refill: %rax = this CPU's header; fail if
+ * stopped (read first: see above); then %rdx walks the words up to %r8 until
+ * one whose key is %[key] (its key bits xor the key, shifted out the count,
+ * are 0), %rcx = that word; no such word: fail.
+ */
+#define MCG_PCPU_WORD_SCAN(fail)                                                                   \
+	"cmpl $0, (%%rax)\n\t"          /* stopped?  (before any word) */                          \
+	"jne %l[" #fail "]\n\t"                                                                    \
+	"leaq 8(%%rax), %%rdx\n\t"      /* p = &words[0] */                                        \
+	"leaq %c[end](%%rax), %%r8\n\t" /* &words[MCG_PCPU_WORDS] */                               \
+	"5:\n\t"                                                                                   \
+	"movq (%%rdx), %%rcx\n\t"       /* w = *p */                                               \
+	"movq %%rcx, %%r9\n\t"                                                                     \
+	"xorq %[key], %%r9\n\t"                                                                    \
+	"shlq $16, %%r9\n\t"            /* ZF: w's key == key */                                   \
+	"je 6f\n\t"                                                                                \
+	"addq $8, %%rdx\n\t"                                                                       \
+	"cmpq %%r8, %%rdx\n\t"                                                                     \
+	"jb 5b\n\t"                                                                                \
+	"jmp %l[" #fail "]\n\t"         /* no word for key */                                      \
+	"6:\n\t"
+
+#define MCG_PCPU_WORD_END (8 + 8 * MCG_PCPU_WORDS)
+
+/* Take @n from the count of the word keyed @key: see the scan above. */
 static inline int mcg_rseq_word_consume(struct mcg_pcpu_word *base, uint64_t key, uint64_t n)
 {
 	uint64_t delta = n << MCG_PCPU_WORD_KEY_BITS;
 retry:
 	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "cmpl $0, 8(%%rax)\n\t" /* stopped? */
-	                              "jne %l[fail]\n\t"
-	                              "movq (%%rax), %%rcx\n\t" /* word */
-	                              "movq %%rcx, %%rdx\n\t"
-	                              "shlq $16, %%rdx\n\t"
-	                              "shrq $16, %%rdx\n\t" /* key */
-	                              "cmpq %[key], %%rdx\n\t"
-	                              "jne %l[fail]\n\t"
-	                              "cmpq %[delta], %%rcx\n\t" /* count < n  <=>  word < delta
-	                                                            (key < 2^48) */
-	                              "jb %l[fail]\n\t"
-	                              "subq %[delta], %%rcx\n\t"
-	                              "movq %%rcx, (%%rax)\n\t" /* commit count - n */
-	                              "2:\n\t"
+	        MCG_RSEQ_ENTER(abort)
+	        MCG_PCPU_WORD_SCAN(fail)
+	        "cmpq %[delta], %%rcx\n\t" /* count < n  <=>  w < delta (key < 2^48) */
+	        "jb %l[fail]\n\t"
+	        "subq %[delta], %%rcx\n\t"
+	        "movq %%rcx, (%%rdx)\n\t"  /* commit count - n */
+	        "2:\n\t"
 	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [key] "r"(key), [delta] "r"(delta)
-	        : "rax", "rcx", "rdx", "memory", "cc"
+	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [key] "r"(key), [delta] "r"(delta),
+	          [end] "i"(MCG_PCPU_WORD_END)
+	        : "rax", "rcx", "rdx", "r8", "r9", "memory", "cc"
 	        : abort, fail);
 	return MCG_PCPU_OK;
 abort:
@@ -94,32 +125,25 @@ fail:
 	return MCG_PCPU_FAIL;
 }
 
+/* Add @n to the count of the word keyed @key if it stays <= @limit. */
 static inline int mcg_rseq_word_refill(struct mcg_pcpu_word *base, uint64_t key, uint64_t n,
                                        uint64_t limit)
 {
 	uint64_t delta = n << MCG_PCPU_WORD_KEY_BITS;
-	uint64_t top = mcg_pcpu_word_pack(key, (uint32_t)limit); /* word + delta <= top */
+	uint64_t top = mcg_pcpu_word_pack(key, (uint32_t)limit); /* w + delta <= top */
 retry:
 	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(
-	                abort) "cmpl $0, 8(%%rax)\n\t" /* stopped? */
-	                       "jne %l[fail]\n\t"
-	                       "movq (%%rax), %%rcx\n\t" /* word */
-	                       "movq %%rcx, %%rdx\n\t"
-	                       "shlq $16, %%rdx\n\t"
-	                       "shrq $16, %%rdx\n\t" /* key */
-	                       "cmpq %[key], %%rdx\n\t"
-	                       "jne %l[fail]\n\t"
-	                       "movq %%rcx, %%rdx\n\t"
-	                       "addq %[delta], %%rdx\n\t" /* count + n (no carry: limit < 2^16) */
-	                       "cmpq %[top], %%rdx\n\t"
-	                       "ja %l[fail]\n\t"
-	                       "movq %%rdx, (%%rax)\n\t" /* commit count + n */
-	                       "2:\n\t"
+	        MCG_RSEQ_ENTER(abort)
+	        MCG_PCPU_WORD_SCAN(fail)
+	        "leaq (%%rcx,%[delta]), %%r9\n\t" /* count + n (no carry: limit < 2^15) */
+	        "cmpq %[top], %%r9\n\t"
+	        "ja %l[fail]\n\t"
+	        "movq %%r9, (%%rdx)\n\t"           /* commit count + n */
+	        "2:\n\t"
 	        :
 	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [key] "r"(key), [delta] "r"(delta),
-	          [top] "r"(top)
-	        : "rax", "rcx", "rdx", "memory", "cc"
+	          [top] "r"(top), [end] "i"(MCG_PCPU_WORD_END)
+	        : "rax", "rcx", "rdx", "r8", "r9", "memory", "cc"
 	        : abort, fail);
 	return MCG_PCPU_OK;
 abort:
@@ -128,18 +152,22 @@ fail:
 	return MCG_PCPU_FAIL;
 }
 
-static inline int mcg_rseq_word_exchange(struct mcg_pcpu_word *base, uint64_t nw, uint64_t *old)
+/* Replace word @i (< MCG_PCPU_WORDS) with @nw, the previous one into *@old. */
+static inline int mcg_rseq_word_exchange(struct mcg_pcpu_word *base, uint64_t i, uint64_t nw,
+                                         uint64_t *old)
 {
 retry:
 	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "cmpl $0, 8(%%rax)\n\t" /* stopped? */
-	                              "jne %l[fail]\n\t"
-	                              "movq (%%rax), %%rcx\n\t"
-	                              "movq %%rcx, (%[old])\n\t" /* a local: rewritten on restart */
-	                              "movq %[nw], (%%rax)\n\t"  /* commit the new word */
-	                              "2:\n\t"
+	        MCG_RSEQ_ENTER(abort)
+	        "cmpl $0, (%%rax)\n\t"            /* stopped?  (before the word) */
+	        "jne %l[fail]\n\t"
+	        "movq 8(%%rax,%[i],8), %%rcx\n\t" /* words[i] */
+	        "movq %%rcx, (%[old])\n\t"        /* a local: rewritten on restart */
+	        "movq %[nw], 8(%%rax,%[i],8)\n\t" /* commit the new word */
+	        "2:\n\t"
 	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [nw] "r"(nw), [old] "r"(old)
+	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [i] "r"(i), [nw] "r"(nw),
+	          [old] "r"(old)
 	        : "rax", "rcx", "memory", "cc"
 	        : abort, fail);
 	return MCG_PCPU_OK;
@@ -148,6 +176,7 @@ abort:
 fail:
 	return MCG_PCPU_FAIL;
 }
+/* clang-format on */
 
 static inline void mcg_rseq_add(void *base, uint64_t offset, int64_t delta)
 {
@@ -174,7 +203,8 @@ static inline int mcg_rseq_word_refill(struct mcg_pcpu_word *b, uint64_t k, uint
 {
 	return MCG_PCPU_FAIL;
 }
-static inline int mcg_rseq_word_exchange(struct mcg_pcpu_word *b, uint64_t w, uint64_t *o)
+static inline int mcg_rseq_word_exchange(struct mcg_pcpu_word *b, uint64_t i, uint64_t w,
+                                         uint64_t *o)
 {
 	return MCG_PCPU_FAIL;
 }
@@ -185,11 +215,14 @@ static inline void mcg_rseq_add(void *b, uint64_t o, int64_t d) {}
 
 int mcg_locked_word_consume(struct mcg_pcpu_word *base, uint64_t key, uint64_t n);
 int mcg_locked_word_refill(struct mcg_pcpu_word *base, uint64_t key, uint64_t n, uint64_t limit);
-int mcg_locked_word_exchange(struct mcg_pcpu_word *base, uint64_t nw, uint64_t *old);
+int mcg_locked_word_exchange(struct mcg_pcpu_word *base, uint64_t i, uint64_t nw, uint64_t *old);
 
 /* ---- the entry points ---- */
 
-/** mcg_pcpu_word_consume - take @n from this CPU's count if its key is @key.  _OK or _FAIL. */
+/**
+ * mcg_pcpu_word_consume - take @n from the count of this CPU's (first) word keyed
+ * @key (nonzero), if it holds that many.  _OK or _FAIL.
+ */
 static mcg_always_inline int mcg_pcpu_word_consume(struct mcg_pcpu_word *base, uint64_t key,
                                                    uint64_t n)
 {
@@ -199,7 +232,8 @@ static mcg_always_inline int mcg_pcpu_word_consume(struct mcg_pcpu_word *base, u
 }
 
 /**
- * mcg_pcpu_word_refill - add @n if the key is @key and the count stays <= @limit.
+ * mcg_pcpu_word_refill - add @n to this CPU's (first) word keyed @key (nonzero)
+ * if its count stays <= @limit.
  * Requires @limit < 2^15 and @n <= @limit (so the count cannot carry into bit 64).
  */
 static mcg_always_inline int mcg_pcpu_word_refill(struct mcg_pcpu_word *base, uint64_t key,
@@ -210,24 +244,28 @@ static mcg_always_inline int mcg_pcpu_word_refill(struct mcg_pcpu_word *base, ui
 	return mcg_locked_word_refill(base, key, n, limit);
 }
 
-/** mcg_pcpu_word_exchange - install @nw, the previous word into *@old, unless stopped. */
-static inline int mcg_pcpu_word_exchange(struct mcg_pcpu_word *base, uint64_t nw, uint64_t *old)
+/**
+ * mcg_pcpu_word_exchange - install @nw as this CPU's word @i (< MCG_PCPU_WORDS),
+ * the previous word into *@old, unless stopped.  _OK or _FAIL.
+ */
+static inline int mcg_pcpu_word_exchange(struct mcg_pcpu_word *base, unsigned i, uint64_t nw,
+                                         uint64_t *old)
 {
 	if (likely(mcg_percpu_use_rseq()))
-		return mcg_rseq_word_exchange(base, nw, old);
-	return mcg_locked_word_exchange(base, nw, old);
+		return mcg_rseq_word_exchange(base, i, nw, old);
+	return mcg_locked_word_exchange(base, i, nw, old);
 }
 
 /** mcg_pcpu_word_stop - make @w fail every operation (caller holds w->lock; then fence). */
 static inline void mcg_pcpu_word_stop(struct mcg_pcpu_word *w) { MCG_WRITE_ONCE(w->stopped, 1); }
 
-/** mcg_pcpu_word_start - let @w run again (caller holds w->lock). */
+/** mcg_pcpu_word_start - let @w run again, its words published first (caller holds w->lock). */
 static inline void mcg_pcpu_word_start(struct mcg_pcpu_word *w)
 {
 	__atomic_store_n(&w->stopped, 0, __ATOMIC_RELEASE);
 }
 
-/** mcg_pcpu_word_init - set up the @ncpu headers at @base (zeroed memory): empty, running. */
+/** mcg_pcpu_word_init - set up the @ncpu headers at @base: every word empty, running. */
 void mcg_pcpu_word_init(struct mcg_pcpu_word *base, unsigned ncpu, int lock_rank);
 
 /**

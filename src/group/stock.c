@@ -4,28 +4,39 @@
  *
  * Fast path first: a charge of n pages consumes n pages this CPU's stock
  * holds for the same group (one rseq critical section, no shared cache
- * line); an uncharge puts them back.  Only when the stock holds another
- * group, too little, or would overflow, does the slow path touch the page
+ * line); an uncharge puts them back.  Only when the stock holds too little
+ * of the group, none, or would overflow, does the slow path touch the page
  * counters: it charges a batch of MCG_GROUP_STOCK_PAGES (the kernel's
- * MEMCG_CHARGE_BATCH) and stocks the rest, or returns a full stock.
+ * MEMCG_CHARGE_BATCH) and stocks the rest, or returns a full entry.
  *
- * Each CPU's stock is one 64-bit word: the cached group's address (48 bits)
- * and its page count (16 bits), operated on by base/pcpu_word.h.  A word
- * that names a group holds a reference to it.  Whoever exchanges a word out
- * owns its pages and its reference, and returns both (drain_word()).
+ * Each CPU's stock holds MCG_GROUP_STOCK_ENTRIES entries (the kernel's
+ * NR_MEMCG_STOCK, 2025), each a 64-bit word: a group's address (48 bits) and
+ * its page count (16 bits, at most MCG_GROUP_STOCK_PAGES), operated on by
+ * base/pcpu_word.h: consume and refill scan the entries for the group.  So
+ * a thread that charges a few groups in turn keeps each one's pages stocked.
+ * A group missing from the stock is installed in an empty entry, else over
+ * one chosen round robin (pick_entry()), whose pages and reference go back.
+ * A word that names a group holds a reference to it.  Whoever exchanges a
+ * word out owns its pages and its reference, and returns both (drain_word()).
+ * A group normally has at most one entry per CPU; a thread that moves CPU
+ * between choosing and installing may give it a second one there, which is
+ * harmless (the bound below counts entries, not groups) and goes on eviction.
  *
- * Invariant: for every group, usage = pages in use + pages in stocks; the
- * stocks hold at most MCG_GROUP_STOCK_PAGES per CPU, so counters run ahead
- * of use by at most MCG_GROUP_STOCK_PAGES x CPUs, and are exact after
+ * Invariant: for every group, usage = pages in use + pages in stocks (its
+ * own and its descendants'); a CPU's stock holds at most
+ * MCG_GROUP_STOCK_SLACK_PAGES (= 64 x entries), so counters run ahead of use
+ * by at most MCG_GROUP_STOCK_SLACK_PAGES x CPUs, and are exact after
  * mcg_group_drain_stocks().
  *
  * Remote drain (base/percpu.h): lock every CPU's stock (MCG_RANK_LEAF, in
- * CPU order), stop it, one fence, then take each word, start and unlock the
- * CPU, and return the word's pages with no lock held.
+ * CPU order), stop it, one fence, then take its entries (all, or the
+ * group's), start and unlock the CPU, and return their pages with no lock
+ * held.
  *
  * A removed group is drained from every stock (mcg_stock_drain_group()) and
  * never stocked again: a refill that raced with the removal sees `online`
- * cleared after installing its word and drains its own CPU.
+ * cleared after installing its word and drains the group again, from every
+ * CPU (the thread may have moved).
  */
 #include <errno.h>
 
@@ -38,9 +49,13 @@
 #define CHARGE_MAX (1ul << 40) /* pages: larger charges are rejected */
 #define RECLAIM_RETRIES 16     /* attempts without progress (MAX_RECLAIM_RETRIES) */
 #define PROGRESS_RETRIES 256   /* bound on attempts after reclaim made progress */
+#define ENTRIES MCG_GROUP_STOCK_ENTRIES
+
+_Static_assert(MCG_PCPU_WORDS == MCG_GROUP_STOCK_ENTRIES, "one word per stock entry");
 
 static struct mcg_pcpu_word *stocks;
 static unsigned nr_stocks;
+static __thread unsigned evict_next; /* round-robin victim, per thread (a hint) */
 
 static struct {
 	mcg_group_reclaim_fn reclaim;
@@ -72,6 +87,25 @@ static void drain_word(uint64_t w)
 	mcg_group_put(g);
 }
 
+/*
+ * The entry of this CPU's stock to install @key in: the one holding @key
+ * (full), else an empty one, else the next round-robin victim.  Racy reads
+ * of a CPU the thread may leave: only a hint, any entry is correct.
+ */
+static unsigned pick_entry(uint64_t key)
+{
+	struct mcg_pcpu_word *w = mcg_pcpu_word_of(stocks, mcg_percpu_cpu());
+	unsigned empty = ENTRIES;
+	for (unsigned i = 0; i < ENTRIES; i++) {
+		uint64_t k = mcg_pcpu_word_key(__atomic_load_n(&w->words[i], __ATOMIC_RELAXED));
+		if (k == key)
+			return i;
+		if (!k && empty == ENTRIES)
+			empty = i;
+	}
+	return empty < ENTRIES ? empty : evict_next++ % ENTRIES;
+}
+
 /* Install (g, n pages already charged) in this CPU's stock, or uncharge them. */
 static void stock_install(mcg_group_t *g, uint32_t n)
 {
@@ -79,19 +113,20 @@ static void stock_install(mcg_group_t *g, uint32_t n)
 	if (!__atomic_load_n(&g->online, __ATOMIC_ACQUIRE))
 		goto direct;
 	mcg_group_get(g);
-	if (mcg_pcpu_word_exchange(stocks, mcg_pcpu_word_pack(key_of(g), n), &old) != MCG_PCPU_OK) {
+	if (mcg_pcpu_word_exchange(stocks, pick_entry(key_of(g)), mcg_pcpu_word_pack(key_of(g), n),
+	                           &old) != MCG_PCPU_OK) {
 		mcg_group_put(g);
 		goto direct;
 	}
 	drain_word(old);
 	/*
-	 * Raced with mcg_group_remove()?  Then take our word back out.  An
-	 * RMW (a full barrier after the commit, and the latest value of
-	 * `online`) rather than a fence, which TSan does not model.
+	 * Raced with mcg_group_remove()?  Then drain the group again, from
+	 * every CPU (we may have moved since the commit; rare).  An RMW (a
+	 * full barrier after the commit, and the latest value of `online`)
+	 * rather than a fence, which TSan does not model.
 	 */
-	if (unlikely(!__atomic_fetch_or(&g->online, 0, __ATOMIC_SEQ_CST)) &&
-	    mcg_pcpu_word_exchange(stocks, 0, &old) == MCG_PCPU_OK)
-		drain_word(old);
+	if (unlikely(!__atomic_fetch_or(&g->online, 0, __ATOMIC_SEQ_CST)))
+		mcg_stock_drain_group(g);
 	return;
 direct:
 	if (n)
@@ -103,7 +138,7 @@ static void stock_refill(mcg_group_t *g, uint32_t n)
 {
 	if (mcg_pcpu_word_refill(stocks, key_of(g), n, STOCK_PAGES) == MCG_PCPU_OK)
 		return;
-	/* Another group, or full: start afresh with this group's pages. */
+	/* Not stocked here, or full: start an entry afresh with these pages. */
 	stock_install(g, n);
 }
 
@@ -119,14 +154,19 @@ static void drain_all(mcg_group_t *only)
 	mcg_percpu_fence();
 	for (unsigned c = 0; c < n; c++) {
 		struct mcg_pcpu_word *w = mcg_pcpu_word_of(stocks, c);
-		uint64_t old = MCG_READ_ONCE(w->word);
-		bool take = !only || mcg_pcpu_word_key(old) == key_of(only);
-		if (take)
-			MCG_WRITE_ONCE(w->word, 0);
-		mcg_pcpu_word_start(w);
+		uint64_t taken[ENTRIES];
+		unsigned nt = 0;
+		for (unsigned i = 0; i < ENTRIES; i++) {
+			uint64_t old = MCG_READ_ONCE(w->words[i]);
+			if (!old || (only && mcg_pcpu_word_key(old) != key_of(only)))
+				continue;
+			MCG_WRITE_ONCE(w->words[i], 0);
+			taken[nt++] = old;
+		}
+		mcg_pcpu_word_start(w); /* the emptied words published first (release) */
 		mcg_unlock(&w->lock);
-		if (take)
-			drain_word(old);
+		for (unsigned i = 0; i < nt; i++)
+			drain_word(taken[i]);
 	}
 }
 
@@ -138,9 +178,12 @@ long mcg_stock_cached(const mcg_group_t *g)
 {
 	long sum = 0;
 	for (unsigned c = 0; c < nr_stocks; c++) {
-		uint64_t w = __atomic_load_n(&mcg_pcpu_word_of(stocks, c)->word, __ATOMIC_RELAXED);
-		if (mcg_pcpu_word_key(w) == key_of(g))
-			sum += mcg_pcpu_word_count(w);
+		struct mcg_pcpu_word *s = mcg_pcpu_word_of(stocks, c);
+		for (unsigned i = 0; i < ENTRIES; i++) {
+			uint64_t w = __atomic_load_n(&s->words[i], __ATOMIC_RELAXED);
+			if (mcg_pcpu_word_key(w) == key_of(g))
+				sum += mcg_pcpu_word_count(w);
+		}
 	}
 	return sum;
 }
@@ -321,7 +364,7 @@ static mcg_noinline int uncharge_slow(mcg_group_t *g, unsigned long nr)
 	if (nr > STOCK_PAGES)
 		mcg_page_counter_uncharge(&g->memory, (long)nr);
 	else
-		stock_install(g, (uint32_t)nr); /* drains the old (full or other) stock */
+		stock_install(g, (uint32_t)nr); /* returns the full or evicted entry */
 	return 0;
 }
 

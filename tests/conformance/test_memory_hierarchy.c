@@ -101,7 +101,7 @@ static void test_hierarchical_usage(void)
 {
 	mcg_group_t *a = mk(NULL, "A"), *b = mk(a, "B"), *c = mk(a, "C");
 	REQUIRE(a && b && c);
-	long slack = (long)MCG_GROUP_STOCK_PAGES * mcg_nr_cpus() * MCG_GROUP_PAGE_SIZE;
+	long slack = (long)MCG_GROUP_STOCK_SLACK_PAGES * mcg_nr_cpus() * MCG_GROUP_PAGE_SIZE;
 	pthread_barrier_t hold;
 	pthread_barrier_init(&hold, NULL, 4);
 	struct charger ch[3] = {

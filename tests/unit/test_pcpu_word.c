@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_pcpu_word.c - per-CPU tagged words and per-CPU adds (base/pcpu_word.h):
- * consume / refill / exchange semantics, stop and start, the 16-bit count
- * boundaries, and adds summed over CPUs.  The thread is pinned to CPU 0 so
+ * consume / refill / exchange semantics, the scan over a CPU's words (any
+ * word, the first of two with one key, empty words never match), stop and
+ * start, the 16-bit count boundaries, and adds summed over CPUs.  The thread is pinned to CPU 0 so
  * that "this CPU's word" is known.  Runs again with MCG_RSEQ=0.
  */
 #include <sched.h>
@@ -24,7 +25,8 @@ static void pin_cpu0(void)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-static uint64_t word0(void) { return mcg_pcpu_word_of(words, 0)->word; }
+static uint64_t wordi(unsigned i) { return mcg_pcpu_word_of(words, 0)->words[i]; }
+static uint64_t word0(void) { return wordi(0); }
 
 static void test_pack(void)
 {
@@ -41,7 +43,7 @@ static void test_ops(void)
 	CHECK_EQ(word0(), 0);
 	CHECK_EQ(mcg_pcpu_word_consume(words, a, 1), MCG_PCPU_FAIL);    /* empty */
 	CHECK_EQ(mcg_pcpu_word_refill(words, a, 1, 64), MCG_PCPU_FAIL); /* key 0 != a */
-	CHECK_EQ(mcg_pcpu_word_exchange(words, mcg_pcpu_word_pack(a, 10), &old), MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, mcg_pcpu_word_pack(a, 10), &old), MCG_PCPU_OK);
 	CHECK_EQ(old, 0);
 	CHECK_EQ(mcg_pcpu_word_consume(words, b, 1), MCG_PCPU_FAIL);  /* other key */
 	CHECK_EQ(mcg_pcpu_word_consume(words, a, 11), MCG_PCPU_FAIL); /* too few */
@@ -57,20 +59,71 @@ static void test_ops(void)
 	CHECK_EQ(mcg_pcpu_word_refill(words, a, 3, 64), MCG_PCPU_OK);
 	CHECK_EQ(mcg_pcpu_word_count(word0()), 64);
 	/* Largest limit the contract allows, no carry into the key. */
-	CHECK_EQ(mcg_pcpu_word_exchange(words, mcg_pcpu_word_pack(b, 0x7ff0), &old), MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, mcg_pcpu_word_pack(b, 0x7ff0), &old),
+	         MCG_PCPU_OK);
 	CHECK_EQ(old, mcg_pcpu_word_pack(a, 64));
 	CHECK_EQ(mcg_pcpu_word_refill(words, b, 0x10, 0x7fff), MCG_PCPU_FAIL);
 	CHECK_EQ(mcg_pcpu_word_refill(words, b, 0xf, 0x7fff), MCG_PCPU_OK);
 	CHECK_EQ(word0(), mcg_pcpu_word_pack(b, 0x7fff));
-	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, &old), MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, 0, &old), MCG_PCPU_OK);
 	CHECK_EQ(old, mcg_pcpu_word_pack(b, 0x7fff));
+}
+
+/* Keys in any word: each operation finds its own, the others stay. */
+static void test_scan(void)
+{
+	const unsigned last = MCG_PCPU_WORDS - 1;
+	uint64_t old = 77;
+	for (unsigned i = 0; i < MCG_PCPU_WORDS; i++)
+		CHECK_EQ(wordi(i), 0);
+	CHECK_EQ(mcg_pcpu_word_exchange(words, last, mcg_pcpu_word_pack(0x3000, 5), &old),
+	         MCG_PCPU_OK);
+	CHECK_EQ(old, 0);
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 1, mcg_pcpu_word_pack(0x1000, 9), &old),
+	         MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_consume(words, 0x3000, 5), MCG_PCPU_OK); /* the last word */
+	CHECK_EQ(wordi(last), mcg_pcpu_word_pack(0x3000, 0));
+	CHECK_EQ(wordi(1), mcg_pcpu_word_pack(0x1000, 9));
+	CHECK_EQ(mcg_pcpu_word_consume(words, 0x3000, 1), MCG_PCPU_FAIL);
+	CHECK_EQ(mcg_pcpu_word_refill(words, 0x3000, 64, 64), MCG_PCPU_OK);
+	CHECK_EQ(wordi(last), mcg_pcpu_word_pack(0x3000, 64));
+	CHECK_EQ(mcg_pcpu_word_refill(words, 0x1000, 55, 64), MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_refill(words, 0x1000, 1, 64), MCG_PCPU_FAIL); /* full */
+	CHECK_EQ(wordi(1), mcg_pcpu_word_pack(0x1000, 64));
+	/* Keys that differ only above bit 48 of the word, or in bit 0 */
+	CHECK_EQ(mcg_pcpu_word_consume(words, 0x1001, 1), MCG_PCPU_FAIL);
+	CHECK_EQ(mcg_pcpu_word_consume(words, 0x1000 | (UINT64_C(1) << 47), 1), MCG_PCPU_FAIL);
+	CHECK_EQ(mcg_pcpu_word_refill(words, 0x2000, 1, 64), MCG_PCPU_FAIL); /* nowhere */
+	/* A second word with the key: the first one is used until it goes. */
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, mcg_pcpu_word_pack(0x1000, 2), &old),
+	         MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_consume(words, 0x1000, 2), MCG_PCPU_OK);
+	CHECK_EQ(word0(), mcg_pcpu_word_pack(0x1000, 0));
+	CHECK_EQ(mcg_pcpu_word_consume(words, 0x1000, 1), MCG_PCPU_FAIL); /* the first, empty */
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, 0, &old), MCG_PCPU_OK);
+	CHECK_EQ(old, mcg_pcpu_word_pack(0x1000, 0));
+	CHECK_EQ(mcg_pcpu_word_consume(words, 0x1000, 64), MCG_PCPU_OK); /* word 1 now */
+	CHECK_EQ(wordi(1), mcg_pcpu_word_pack(0x1000, 0));
+	/* Every word full of distinct keys: each found. */
+	for (unsigned i = 0; i < MCG_PCPU_WORDS; i++)
+		CHECK_EQ(mcg_pcpu_word_exchange(words, i, mcg_pcpu_word_pack(0x100 * (i + 1), i),
+		                                &old),
+		         MCG_PCPU_OK);
+	for (unsigned i = 0; i < MCG_PCPU_WORDS; i++) {
+		CHECK_EQ(mcg_pcpu_word_refill(words, 0x100 * (i + 1), 1, 64), MCG_PCPU_OK);
+		CHECK_EQ(mcg_pcpu_word_consume(words, 0x100 * (i + 1), i + 1), MCG_PCPU_OK);
+	}
+	for (unsigned i = 0; i < MCG_PCPU_WORDS; i++) {
+		CHECK_EQ(wordi(i), mcg_pcpu_word_pack(0x100 * (i + 1), 0));
+		CHECK_EQ(mcg_pcpu_word_exchange(words, i, 0, &old), MCG_PCPU_OK);
+	}
 }
 
 static void test_stop_start(void)
 {
 	struct mcg_pcpu_word *w = mcg_pcpu_word_of(words, 0);
 	uint64_t old = 5;
-	CHECK_EQ(mcg_pcpu_word_exchange(words, mcg_pcpu_word_pack(0x40, 8), &old), MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, mcg_pcpu_word_pack(0x40, 8), &old), MCG_PCPU_OK);
 	mcg_lock(&w->lock);
 	mcg_pcpu_word_stop(w);
 	mcg_percpu_fence();
@@ -78,14 +131,15 @@ static void test_stop_start(void)
 	CHECK_EQ(mcg_pcpu_word_consume(words, 0x40, 1), MCG_PCPU_FAIL);
 	CHECK_EQ(mcg_pcpu_word_refill(words, 0x40, 1, 64), MCG_PCPU_FAIL);
 	old = 5;
-	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, &old), MCG_PCPU_FAIL);
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, 0, &old), MCG_PCPU_FAIL);
 	CHECK_EQ(old, 5);
-	CHECK_EQ(w->word, mcg_pcpu_word_pack(0x40, 8));
+	CHECK_EQ(w->words[0], mcg_pcpu_word_pack(0x40, 8));
+	CHECK_EQ(mcg_pcpu_word_exchange(words, MCG_PCPU_WORDS - 1, 0, &old), MCG_PCPU_FAIL);
 	mcg_lock(&w->lock);
 	mcg_pcpu_word_start(w);
 	mcg_unlock(&w->lock);
 	CHECK_EQ(mcg_pcpu_word_consume(words, 0x40, 8), MCG_PCPU_OK);
-	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, &old), MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, 0, &old), MCG_PCPU_OK);
 }
 
 static void test_add_sum(void)
@@ -132,6 +186,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "mode: %s\n", mcg_percpu_use_rseq() ? "rseq" : "locked");
 	RUN(test_pack);
 	RUN(test_ops);
+	RUN(test_scan);
 	RUN(test_stop_start);
 	RUN(test_add_sum);
 	int rc = test_done();

@@ -2,9 +2,10 @@
 /*
  * test_stock.c - the per-CPU charge stock and mcg_charge / mcg_uncharge
  * (group/stock.c): a charge takes a batch of 64 pages and stocks the rest;
- * charges and uncharges then stay in the stock; switching groups returns the
- * old group's pages; a full stock is returned; drains make usage exact; a
- * removed group leaves every stock; max fails after the reclaim hook and a
+ * charges and uncharges then stay in the stock; up to MCG_GROUP_STOCK_ENTRIES
+ * groups stay stocked together, one more evicts one of them (its pages go
+ * back); a full entry is returned; drains make usage exact; a removed group
+ * leaves every stock; max fails after the reclaim hook and a
  * drain, with max and oom events; FORCE goes through; high calls its hook.
  * The thread is pinned to CPU 0.  Runs again with MCG_RSEQ=0.
  *
@@ -69,19 +70,70 @@ static void test_batch_and_fast_path(void)
 	teardown();
 }
 
-static void test_switch_and_overflow(void)
+/* Groups charged in turn share the stock; one group more evicts one. */
+static void test_entries_and_evict(void)
+{
+	enum { E = MCG_GROUP_STOCK_ENTRIES };
+	mcg_group_t *g[E + 1];
+	setup();
+	for (int i = 0; i <= E; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "g%d", i);
+		REQUIRE(mcg_group_create(p, name, &g[i]) == 0);
+	}
+	for (int i = 0; i < E; i++)
+		CHECK_EQ(mcg_charge(g[i], 1, 0), 0);
+	CHECK_EQ(usage(p), (long)B * E);
+	for (int i = 0; i < E; i++) {
+		CHECK_EQ(usage(g[i]), B); /* each kept its batch: none returned */
+		CHECK_EQ(mcg_stock_cached(g[i]), B - 1);
+	}
+	for (int r = 0; r < 200; r++) {
+		for (int i = 0; i < E; i++)
+			CHECK_EQ(mcg_charge(g[i], 2, 0), 0);
+		for (int i = 0; i < E; i++)
+			CHECK_EQ(mcg_uncharge(g[i], 2), 0);
+	}
+	CHECK_EQ(usage(p), (long)B * E); /* all in the stock: never touched the counters */
+	/* One group more: one of the others is evicted, its 63 pages go back. */
+	CHECK_EQ(mcg_charge(g[E], 1, 0), 0);
+	CHECK_EQ(mcg_stock_cached(g[E]), B - 1);
+	int evicted = 0;
+	for (int i = 0; i < E; i++) {
+		if (mcg_stock_cached(g[i]) == 0) {
+			evicted++;
+			CHECK_EQ(usage(g[i]), 1);
+		} else {
+			CHECK_EQ(mcg_stock_cached(g[i]), B - 1);
+		}
+	}
+	CHECK_EQ(evicted, 1);
+	CHECK_EQ(usage(p), (long)B * E + 1);
+	/* Uncharges install the evicted group again (evicting another): still exact. */
+	for (int i = 0; i <= E; i++)
+		CHECK_EQ(mcg_uncharge(g[i], 1), 0);
+	long cached = 0;
+	for (int i = 0; i <= E; i++)
+		cached += mcg_stock_cached(g[i]);
+	CHECK_EQ(usage(p), cached); /* nothing in use: usage is the stock */
+	CHECK(cached <= (long)MCG_GROUP_STOCK_SLACK_PAGES);
+	mcg_group_drain_stocks();
+	CHECK_EQ(usage(p), 0);
+	for (int i = 0; i <= E; i++) {
+		CHECK_EQ(mcg_group_stat_local(g[i], MCG_STAT_ANON), 0);
+		mcg_group_remove(g[i]), mcg_group_put(g[i]);
+	}
+	teardown();
+}
+
+static void test_overflow(void)
 {
 	setup();
-	CHECK_EQ(mcg_charge(s, 2, 0), 0);
-	CHECK_EQ(mcg_charge(t, 2, 0), 0); /* the stock now caches t: s's 62 went back */
-	CHECK_EQ(usage(s), 2);
-	CHECK_EQ(usage(t), B);
-	CHECK_EQ(mcg_uncharge(s, 2), 0); /* stock switches to s with 2 */
+	CHECK_EQ(mcg_charge(t, 2, 0), 0);
+	mcg_group_drain_stocks();
 	CHECK_EQ(usage(t), 2);
-	CHECK_EQ(usage(s), 2);
-	CHECK_EQ(mcg_stock_cached(s), 2);
-	CHECK_EQ(mcg_uncharge(t, 2), 0);
-	CHECK_EQ(usage(s), 0);
+	CHECK_EQ(mcg_uncharge(t, 2), 0); /* an empty entry takes t with 2 */
+	CHECK_EQ(usage(t), 2);
 	CHECK_EQ(mcg_stock_cached(t), 2);
 	/* large charges bypass the stock */
 	CHECK_EQ(mcg_charge(t, B + 10, 0), 0);
@@ -91,7 +143,7 @@ static void test_switch_and_overflow(void)
 	/* a full stock is returned */
 	CHECK_EQ(mcg_charge(t, 30, 0), 0); /* 2 stocked < 30: a batch of 64, 34 more stocked */
 	CHECK_EQ(mcg_stock_cached(t), 36);
-	CHECK_EQ(mcg_uncharge(t, 30), 0); /* 66 > 64: the stock restarts with these 30 */
+	CHECK_EQ(mcg_uncharge(t, 30), 0); /* 66 > 64: t's entry restarts with these 30 */
 	CHECK_EQ(mcg_stock_cached(t), 30);
 	CHECK_EQ(usage(t), 30);
 	CHECK_EQ(mcg_charge(t, 34, 0), 0); /* 30 < 34: batch, 30 more stocked */
@@ -159,17 +211,19 @@ static void test_max_and_force(void)
 	teardown();
 }
 
-/* A stocked page blocks a charge at max: the drain frees it. */
+/* Stocked pages block a charge at max: the drain frees them. */
 static void test_drain_before_fail(void)
 {
 	setup();
-	mcg_page_counter_set_max(&s->memory, B);
+	mcg_page_counter_set_max(&s->memory, B + B / 2);
 	CHECK_EQ(mcg_charge(s, 1, 0), 0); /* 64 charged, 63 stocked */
-	CHECK_EQ(mcg_charge(t, 1, 0), 0); /* s's 63 go back */
-	CHECK_EQ(usage(s), 1);
-	CHECK_EQ(mcg_charge(s, B - 1, 0), 0);
+	CHECK_EQ(mcg_charge(t, 1, 0), 0); /* another entry: s's 63 stay */
 	CHECK_EQ(usage(s), B);
+	CHECK_EQ(mcg_charge(s, B, 0), 0); /* 63 < 64 stocked; 128 > 96: drain, 65 */
+	CHECK_EQ(usage(s), B + 1);
+	CHECK_EQ(mcg_stock_cached(s), 0);
 	mcg_uncharge(s, B);
+	mcg_uncharge(s, 1);
 	mcg_uncharge(t, 1);
 	teardown();
 }
@@ -247,7 +301,8 @@ int main(int argc, char **argv)
 	CPU_SET(0, &set);
 	sched_setaffinity(0, sizeof(set), &set);
 	RUN(test_batch_and_fast_path);
-	RUN(test_switch_and_overflow);
+	RUN(test_entries_and_evict);
+	RUN(test_overflow);
 	RUN(test_max_and_force);
 	RUN(test_drain_before_fail);
 	RUN(test_high_hook);
