@@ -7,7 +7,6 @@
  * that "this CPU's word" is known.  Runs again with MCG_RSEQ=0.
  */
 #include <sched.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/pcpu_word.h"
@@ -158,20 +157,6 @@ static void test_add_sum(void)
 	mcg_os_unmap(blocks, MCG_ALIGN_UP(size, 4096));
 }
 
-static int run_locked(char **argv)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		setenv("MCG_RSEQ", "0", 1);
-		setenv("MCG_TEST_LOCKED", "1", 1);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	int status = 0;
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -192,7 +177,7 @@ int main(int argc, char **argv)
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED")) {
 		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
-		rc = rc || run_locked(argv);
+		rc = rc || test_run_locked(argv);
 	}
 	return rc;
 }

@@ -16,7 +16,6 @@
  */
 #include <errno.h>
 #include <sched.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "group/group.h"
@@ -279,20 +278,6 @@ static void test_current_group(void)
 	teardown();
 }
 
-static int run_locked(char **argv)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		setenv("MCG_RSEQ", "0", 1);
-		setenv("MCG_TEST_LOCKED", "1", 1);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	int status = 0;
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -311,7 +296,7 @@ int main(int argc, char **argv)
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED")) {
 		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
-		rc = rc || run_locked(argv);
+		rc = rc || test_run_locked(argv);
 	}
 	return rc;
 }
