@@ -326,26 +326,31 @@ static mcg_noinline int charge_slow(mcg_group_t *g, unsigned long nr, unsigned f
 	return 0;
 }
 
-static mcg_noinline int charge_current(unsigned long nr_pages, unsigned flags)
+#define CHARGE_FLAGS (MCG_CHARGE_FORCE | MCG_CHARGE_NORECLAIM | MCG_CHARGE_NOWAIT)
+
+/* Everything but the fast path: argument checks, the current group, then
+ * charge_slow() (which also holds locked mode's fast path). */
+static mcg_noinline int charge_checked(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
 {
-	return mcg_charge(mcg_group_current(), nr_pages, flags);
+	if (nr_pages == 0 || nr_pages > CHARGE_MAX || (flags & ~CHARGE_FLAGS))
+		return -EINVAL;
+	if (!g)
+		g = mcg_group_current();
+	return charge_slow(g, nr_pages, flags);
 }
 
 mcg_public int mcg_charge(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
 {
-	if (unlikely(nr_pages == 0 || nr_pages > CHARGE_MAX ||
-	             (flags & ~(MCG_CHARGE_FORCE | MCG_CHARGE_NORECLAIM | MCG_CHARGE_NOWAIT))))
-		return -EINVAL;
-	if (unlikely(!g))
-		return charge_current(nr_pages, flags);
-	/* Fast path: this CPU's stock holds enough pages of this group.  Two
-	 * rseq sections, then return; everything else is a tail call. */
-	if (likely(nr_pages <= STOCK_PAGES && mcg_percpu_use_rseq()) &&
+	/* Fast path: 1..64 pages of a group this CPU's stock holds enough of.
+	 * One compare covers the page count, two rseq sections, a return;
+	 * everything else is a tail call. */
+	if (likely(g && nr_pages - 1 < STOCK_PAGES && !(flags & ~CHARGE_FLAGS) &&
+	           mcg_percpu_use_rseq()) &&
 	    likely(mcg_rseq_word_consume(stocks, key_of(g), nr_pages) == MCG_PCPU_OK)) {
 		mcg_rseq_add(g->pcpu_stat, MCG_STAT_ANON * 8, (int64_t)nr_pages);
 		return 0;
 	}
-	return charge_slow(g, nr_pages, flags);
+	return charge_checked(g, nr_pages, flags);
 }
 
 static mcg_noinline int uncharge_slow(mcg_group_t *g, unsigned long nr)
@@ -368,26 +373,28 @@ static mcg_noinline int uncharge_slow(mcg_group_t *g, unsigned long nr)
 	return 0;
 }
 
-static mcg_noinline int uncharge_current(unsigned long nr_pages)
+/* Everything but the fast path: argument checks, the current group, then
+ * uncharge_slow(). */
+static mcg_noinline int uncharge_checked(mcg_group_t *g, unsigned long nr_pages)
 {
-	return mcg_uncharge(mcg_group_current(), nr_pages);
+	if (nr_pages == 0 || nr_pages > CHARGE_MAX)
+		return -EINVAL;
+	if (!g)
+		g = mcg_group_current();
+	return uncharge_slow(g, nr_pages);
 }
 
 mcg_public int mcg_uncharge(mcg_group_t *g, unsigned long nr_pages)
 {
-	if (unlikely(nr_pages == 0 || nr_pages > CHARGE_MAX))
-		return -EINVAL;
-	if (unlikely(!g))
-		return uncharge_current(nr_pages);
 	/* Fast path: back into this CPU's stock (not inside a shrinker, whose
 	 * uncharges go straight to the counters: uncharge_slow()). */
-	if (likely(nr_pages <= STOCK_PAGES && mcg_percpu_use_rseq() &&
+	if (likely(g && nr_pages - 1 < STOCK_PAGES && mcg_percpu_use_rseq() &&
 	           !mcg_reclaim_state_current) &&
 	    likely(mcg_rseq_word_refill(stocks, key_of(g), nr_pages, STOCK_PAGES) == MCG_PCPU_OK)) {
 		mcg_rseq_add(g->pcpu_stat, MCG_STAT_ANON * 8, -(int64_t)nr_pages);
 		return 0;
 	}
-	return uncharge_slow(g, nr_pages);
+	return uncharge_checked(g, nr_pages);
 }
 
 int mcg_group_charge_nostock(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
