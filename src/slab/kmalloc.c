@@ -4,7 +4,7 @@
  *
  * Size classes: 16..128 in steps of 16, then four per power of two
  * (160, 192, 224, 256, 320, ...) up to 256 KiB: at most 25 % slack.  Sizes
- * up to 1 KiB find their cache with one table load; larger ones with a
+ * up to 4 KiB find their cache with one table load; larger ones with a
  * count-leading-zeros.  Blocks above 256 KiB are mapped one by one
  * (page/pages.h, LARGE chunks) and unmapped on free.
  *
