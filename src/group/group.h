@@ -108,6 +108,9 @@ struct mcg_group_reclaim_ops {
 	void (*offline)(mcg_group_t *g);
 	/* @g is being freed: free g->reclaim. */
 	void (*release)(mcg_group_t *g);
+	/* Extra memory.stat lines of the root (global pressure: which sources
+	 * are in use): write at most @len bytes, NUL-terminated. */
+	void (*root_stat)(char *buf, size_t len);
 };
 
 /** The installed reclaim ops, NULL before mcg_reclaim_init() (atomic pointer). */

@@ -80,6 +80,10 @@ static void show_stat(mcg_group_t *g, struct out *o)
 {
 	int64_t v[MCG_NR_STATS];
 	mcg_group_stat_flush(g, v);
+	const struct mcg_group_reclaim_ops *ops = mcg_group_reclaim_ops_get();
+	char extra[512] = "";
+	if (g == mcg_group_root() && ops && ops->root_stat)
+		ops->root_stat(extra, sizeof(extra));
 	for (int i = 0; i < MCG_NR_STATS; i++) {
 		if (i == MCG_STAT_PGSCAN_DIRECT) /* the kernel's totals first */
 			out_printf(o, "pgscan %lld\npgsteal %lld\n",
@@ -93,6 +97,8 @@ static void show_stat(mcg_group_t *g, struct out *o)
 		const char *name = mcg_group_stat_name(i, &bytes);
 		out_printf(o, "%s %lld\n", name, (long long)(bytes ? v[i] * PAGE_SIZE : v[i]));
 	}
+	if (extra[0])
+		out_printf(o, "%s", extra);
 }
 
 static void show_events_(mcg_group_t *g, struct out *o, bool local)

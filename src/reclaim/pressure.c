@@ -634,6 +634,7 @@ mcg_public int mcg_pressure_start(const mcg_pressure_config_t *c)
 		n.low_pct = n.high_pct > 80 ? 80 : n.high_pct - 10 + (n.high_pct <= 10) * 9;
 	if (n.low_pct >= n.high_pct)
 		return -EINVAL;
+	mcg_reclaim_init(); /* the reclaim machinery, and the root's stat lines */
 	if (!n.interval_ms)
 		n.interval_ms = 100;
 	if (!n.reclaim)
@@ -800,4 +801,33 @@ mcg_public ssize_t mcg_pressure_read(char *buf, size_t len)
 	               s.wakeups_watermark, s.wakeups_psi, s.reclaim_calls, s.failed_passes,
 	               s.reclaimed);
 	return n < 0 ? -EINVAL : n;
+}
+
+void mcg_pressure_root_stat(char *buf, size_t len)
+{
+	static const char *const budget_names[] = {
+	        [MCG_BUDGET_CONFIGURED] = "configured",
+	        [MCG_BUDGET_CGROUP_V2] = "cgroup_v2",
+	        [MCG_BUDGET_CGROUP_V1] = "cgroup_v1",
+	        [MCG_BUDGET_PHYSICAL] = "physical",
+	};
+	static const char *const psi_names[] = {
+	        [MCG_PSI_NONE] = "none",
+	        [MCG_PSI_TRIGGER] = "trigger",
+	        [MCG_PSI_POLLED] = "polled",
+	};
+	mcg_pressure_status_t ps;
+	if (!len || mcg_pressure_status(&ps))
+		return;
+	const char *budget = "none", *psi = "none";
+	if (ps.running && (unsigned)ps.budget_kind < MCG_ARRAY_SIZE(budget_names))
+		budget = budget_names[ps.budget_kind];
+	if (ps.running && (unsigned)ps.psi_kind < MCG_ARRAY_SIZE(psi_names))
+		psi = psi_names[ps.psi_kind];
+	snprintf(buf, len,
+	         "pressure_running %d\npressure_budget %zu\npressure_budget_source %s\n"
+	         "pressure_psi %s\npressure_wakeups %lu\npressure_psi_events %lu\n"
+	         "pressure_reclaimed %zu\n",
+	         ps.running, ps.running ? ps.budget : 0, budget, psi, ps.wakeups, ps.wakeups_psi,
+	         ps.reclaimed);
 }

@@ -28,4 +28,12 @@ static inline void mcg_pressure_kick(long root_pages)
 		mcg_pressure_wake_slow();
 }
 
+/**
+ * mcg_pressure_root_stat - the root's memory.stat lines on global pressure:
+ * whether the reclaimer runs, the budget and where it came from, how PSI is
+ * watched, wakeups and bytes reclaimed (so a missing cgroup or PSI file
+ * shows in the stats).  Writes at most @len bytes, NUL-terminated.
+ */
+void mcg_pressure_root_stat(char *buf, size_t len);
+
 #endif /* MCG_RECLAIM_PRESSURE_H */

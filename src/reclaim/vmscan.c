@@ -39,6 +39,7 @@
 #include "memcg/kmalloc.h"
 #include "os/os.h"
 #include "reclaim/oom.h"
+#include "reclaim/pressure.h"
 #include "reclaim/shrinker.h"
 
 #define DEF_PRIORITY 12
@@ -557,6 +558,7 @@ static const struct mcg_group_reclaim_ops reclaim_ops = {
         .proactive = proactive,
         .offline = ops_offline,
         .release = ops_release,
+        .root_stat = mcg_pressure_root_stat,
 };
 
 static pthread_once_t reclaim_once = PTHREAD_ONCE_INIT;

@@ -244,7 +244,16 @@ static void test_physical_fallback(void)
 	CHECK(strstr(s.usage_source, "root group") != NULL);
 	CHECK_EQ(mcg_pressure_balance(), 0);
 	CHECK_EQ(status().external_usage, -1);
+	/* The root's memory.stat says which sources are in use. */
+	char st[4096];
+	REQUIRE(mcg_group_read(mcg_group_root(), "memory.stat", st, sizeof(st)) > 0);
+	CHECK(strstr(st, "pressure_running 1\n") != NULL);
+	CHECK(strstr(st, "pressure_budget 8589934592\n") != NULL);
+	CHECK(strstr(st, "pressure_budget_source physical\n") != NULL);
+	CHECK(strstr(st, "pressure_psi none\n") != NULL);
 	mcg_pressure_stop();
+	REQUIRE(mcg_group_read(mcg_group_root(), "memory.stat", st, sizeof(st)) > 0);
+	CHECK(strstr(st, "pressure_running 0\n") != NULL);
 
 	/* A cgroup limit above physical memory is no limit; garbage is skipped. */
 	put("proc/self/cgroup", "0::/big\n");
