@@ -32,7 +32,7 @@ static mcg_always_inline void *mcg_cache_alloc_fast(struct mcg_cache *c)
 static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mcg_slab *s,
                                                   void *obj)
 {
-	if (unlikely(mcg_slab_index(c, s, obj) < 0)) {
+	if (unlikely(mcg_slab_index(s, obj) < 0)) {
 		mcg_cache_free_slow(c, obj, s, MCG_FREE_MISALIGNED);
 		return;
 	}

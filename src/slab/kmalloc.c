@@ -147,7 +147,7 @@ mcg_public size_t mcg_malloc_usable_size(const void *p)
 	if (ch->kind == MCG_CHUNK_LARGE)
 		return p == ch->large_ptr ? ch->large_size : 0;
 	struct mcg_slab *s = mcg_slab_of(p);
-	if (!s || !s->cache || mcg_slab_index(s->cache, s, p) < 0)
+	if (!s || !s->cache || mcg_slab_index(s, p) < 0)
 		return 0;
 	return s->cache->object_size;
 }

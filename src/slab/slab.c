@@ -106,7 +106,7 @@ static void *slab_alloc_one(struct mcg_cache *c, struct mcg_slab *s, bool *fresh
 		obj = s->freelist;
 		void **at = link_of(c, obj);
 		void *next = freelist_code(c, *at, at);
-		if (next && (mcg_slab_of(next) != s || mcg_slab_index(c, s, next) < 0)) {
+		if (next && (mcg_slab_of(next) != s || mcg_slab_index(s, next) < 0)) {
 			mcg_report(MCG_REPORT_FREELIST_CORRUPT, c, obj);
 			next = NULL; /* the rest of the list is lost, not followed */
 			s->carved = s->nobjs;
@@ -119,7 +119,7 @@ static void *slab_alloc_one(struct mcg_cache *c, struct mcg_slab *s, bool *fresh
 	} else {
 		return NULL;
 	}
-	long idx = mcg_slab_index(c, s, obj);
+	long idx = mcg_slab_index(s, obj);
 	uint64_t bit = 1ull << (idx & 63);
 	if (s->bitmap[idx >> 6] & bit) {
 		/* A free link pointed at a live object. */
@@ -205,7 +205,7 @@ static bool bytes_are(const unsigned char *p, size_t n, unsigned char v)
  * Return: 1 if freed, 0 if reported and left alone. */
 static unsigned slab_free_one(struct mcg_cache *c, struct mcg_slab *s, void *obj)
 {
-	long idx = mcg_slab_index(c, s, obj);
+	long idx = mcg_slab_index(s, obj);
 	uint64_t bit = 1ull << (idx & 63);
 	if (unlikely(!(s->bitmap[idx >> 6] & bit))) {
 		mcg_report(MCG_REPORT_DOUBLE_FREE, c, obj);

@@ -89,7 +89,6 @@ struct mcg_cache {
 	uint32_t flags;
 	uint64_t recip; /* ceil(2^MCG_RECIP_SHIFT / slot_size) */
 	uint8_t debug;  /* poison or red zone: no CPU arrays */
-	uint8_t dead;   /* destroyed (for stale-pointer reports) */
 	/* Slow path. */
 	uintptr_t secret; /* freelist encoding key */
 	uint32_t cpu_cap; /* array capacity */
@@ -120,10 +119,8 @@ static inline struct mcg_slab *mcg_slab_of(const void *p)
 }
 
 /** mcg_slab_index - index of the object at @p, or -1 if @p is not an object start. */
-static inline long mcg_slab_index(const struct mcg_cache *c, const struct mcg_slab *s,
-                                  const void *p)
+static inline long mcg_slab_index(const struct mcg_slab *s, const void *p)
 {
-	(void)c; /* the slab carries the cache's geometry */
 	uint64_t off = (uint64_t)((const char *)p - s->base);
 	uint64_t idx = (off * s->recip) >> MCG_RECIP_SHIFT;
 	if (unlikely(idx * s->slot_size != off || idx >= s->nobjs))
