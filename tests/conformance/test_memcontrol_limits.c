@@ -18,50 +18,9 @@
 
 #include "memcg/group.h"
 #include "memcg/reclaim.h"
+#include "memcontrol.h"
 #include "pcache.h"
 #include "test.h"
-
-#define SCALE 8
-#define MB(x) ((long)(x)*256 / SCALE) /* pages */
-#define PAGE 4096l
-
-static int values_close(long a, long b, int err) { return labs(a - b) <= (a + b) / 100 * err; }
-
-static long read_key(mcg_group_t *g, const char *file, const char *key)
-{
-	char buf[2048];
-	if (mcg_group_read(g, file, buf, sizeof(buf)) < 0)
-		return -1;
-	size_t kl = strlen(key);
-	for (char *p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (!strncmp(p, key, kl) && p[kl] == ' ')
-			return atol(p + kl + 1);
-	return -1;
-}
-
-static long current_pages(mcg_group_t *g)
-{
-	char b[64];
-	mcg_group_drain_stocks();
-	mcg_group_read(g, "memory.current", b, sizeof(b));
-	return atol(b) / PAGE;
-}
-
-static void set_bytes(mcg_group_t *g, const char *file, long pages)
-{
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%ld", pages * PAGE);
-	CHECK_EQ(mcg_group_write(g, file, buf), 0);
-}
-
-static long alloc_anon(mcg_group_t *g, long pages)
-{
-	long i;
-	for (i = 0; i < pages; i++)
-		if (mcg_charge(g, 1, 0))
-			break;
-	return i;
-}
 
 static struct pcache pc;
 

@@ -24,62 +24,9 @@
 
 #include "memcg/group.h"
 #include "memcg/reclaim.h"
+#include "memcontrol.h"
 #include "pcache.h"
 #include "test.h"
-
-#define SCALE 8
-#define MB(x) ((long)(x)*256 / SCALE) /* pages */
-#define PAGE 4096l
-
-/* The kernel selftests' values_close(): within err % of their sum's half. */
-static int values_close(long a, long b, int err) { return labs(a - b) <= (a + b) / 100 * err; }
-
-static long read_key(mcg_group_t *g, const char *file, const char *key)
-{
-	char buf[2048];
-	if (mcg_group_read(g, file, buf, sizeof(buf)) < 0)
-		return -1;
-	size_t kl = strlen(key);
-	for (char *p = buf; *p;) {
-		if (!strncmp(p, key, kl) && p[kl] == ' ')
-			return atol(p + kl + 1);
-		p = strchr(p, '\n');
-		if (!p)
-			break;
-		p++;
-	}
-	return -1;
-}
-
-static long current_pages(mcg_group_t *g)
-{
-	return read_key(g, "memory.stat", "anon") < 0
-	               ? -1
-	               : 0 + ({
-		                 char b[64];
-		                 mcg_group_read(g, "memory.current", b, sizeof(b));
-		                 atol(b) / PAGE;
-	                 });
-}
-
-static void set_bytes(mcg_group_t *g, const char *file, long pages)
-{
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%ld", pages * PAGE);
-	int err = mcg_group_write(g, file, buf);
-	if (err)
-		fprintf(stderr, "write %s %s: %d\n", file, buf, err);
-}
-
-/* Charge @pages of anon to @g one page at a time; return pages charged. */
-static long alloc_anon(mcg_group_t *g, long pages)
-{
-	long i;
-	for (i = 0; i < pages; i++)
-		if (mcg_charge(g, 1, 0))
-			break;
-	return i;
-}
 
 static void free_anon(mcg_group_t *g, long pages)
 {
