@@ -67,22 +67,29 @@ static const char *test_current = "?";
 	} while (0)
 
 /*
- * test_run_locked - run this test binary again with MCG_RSEQ=0, the per-CPU
- * lock path (the mode is chosen once per process), with MCG_TEST_LOCKED set
- * so the child knows.  Return: the child's exit status.
+ * test_rerun - run this test binary again with environment variable @var set
+ * to @value and @marker set to "1" (so the child knows it is the rerun).
+ * Return: the child's exit status.
  */
-static inline int test_run_locked(char **argv)
+static inline int test_rerun(char **argv, const char *var, const char *value, const char *marker)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
-		setenv("MCG_RSEQ", "0", 1);
-		setenv("MCG_TEST_LOCKED", "1", 1);
+		setenv(var, value, 1);
+		setenv(marker, "1", 1);
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
 	int status = 0;
 	waitpid(pid, &status, 0);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* test_run_locked - rerun with MCG_RSEQ=0, the per-CPU lock path (the mode
+ * is chosen once per process); the child sees MCG_TEST_LOCKED. */
+static inline int test_run_locked(char **argv)
+{
+	return test_rerun(argv, "MCG_RSEQ", "0", "MCG_TEST_LOCKED");
 }
 
 static inline int test_done(void)

@@ -6,7 +6,6 @@
  * The fake-NUMA part runs in a re-executed copy of this binary.
  */
 #include <sched.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "memcg/debug.h"
@@ -112,14 +111,5 @@ int main(int argc, char **argv)
 	RUN(test_topology);
 	int rc = test_done();
 	fprintf(stderr, "--- again with MCG_NUMA_NODES=4\n");
-	pid_t pid = fork();
-	if (pid == 0) {
-		setenv("MCG_NUMA_NODES", "4", 1);
-		setenv("MCG_TEST_FAKE_NUMA", "1", 1);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	int status = 0;
-	waitpid(pid, &status, 0);
-	return rc || !WIFEXITED(status) || WEXITSTATUS(status);
+	return rc || test_rerun(argv, "MCG_NUMA_NODES", "4", "MCG_TEST_FAKE_NUMA");
 }
