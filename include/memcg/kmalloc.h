@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 
+#include "memcg/group.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -35,6 +37,28 @@ void *mcg_aligned_alloc(size_t align, size_t size);
 int mcg_posix_memalign(void **out, size_t align, size_t size);
 /** mcg_malloc_usable_size - bytes usable at @ptr (0 for NULL). */
 size_t mcg_malloc_usable_size(const void *ptr);
+
+/*
+ * Accounted allocations (the kernel's GFP_KERNEL_ACCOUNT): the block is
+ * charged to a memory group (memcg/group.h) until it is freed, and shows in
+ * its memory.current and memory.stat ("slab_unreclaimable", "kernel").  Over
+ * memory.max the group reclaims, then the allocation fails (NULL, ENOMEM).
+ * mcg_free() uncharges; mcg_realloc() charges the new block where the old
+ * one was.  If the group is removed meanwhile, its blocks are charged to its
+ * parent from then on (they never keep a removed group alive).
+ */
+/** mcg_malloc_account - mcg_malloc() charged to @g (NULL: mcg_group_current()). */
+void *mcg_malloc_account(size_t size, mcg_group_t *g);
+/** mcg_calloc_account - mcg_calloc() charged to @g (NULL: mcg_group_current()). */
+void *mcg_calloc_account(size_t n, size_t size, mcg_group_t *g);
+
+/**
+ * mcg_obj_group - the group the object or block at @ptr is charged to now
+ * (an ancestor of the one it was charged to, if that was removed), with a
+ * reference for the caller (mcg_group_put()).
+ * Return: 0; -ENOENT (not accounted); -EINVAL (NULL or not from memcg).
+ */
+int mcg_obj_group(const void *ptr, mcg_group_t **out);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "memcg/group.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -36,7 +38,13 @@ typedef void (*mcg_ctor_t)(void *obj);
 #define MCG_CACHE_POISON 0x0004u
 /** Put a red zone after each object and check it on free. */
 #define MCG_CACHE_REDZONE 0x0008u
-/** Charge objects to the current memory group (see memcg/group.h). */
+/**
+ * Account every object: mcg_cache_alloc() charges it to the current memory
+ * group (mcg_group_current(), memcg/group.h) until it is freed; it counts in
+ * memory.stat as slab_unreclaimable, or slab_reclaimable with
+ * MCG_CACHE_RECLAIMABLE.  Each accounted object charges its slot size plus
+ * 8 bytes (its entry in the slab's objcg vector).
+ */
 #define MCG_CACHE_ACCOUNT 0x0010u
 /** All flags the library knows; any other bit is -EINVAL. */
 #define MCG_CACHE_FLAGS_ALL 0x001fu
@@ -77,9 +85,19 @@ int mcg_cache_destroy(mcg_cache_t *cache);
 void *mcg_cache_alloc(mcg_cache_t *cache);
 
 /**
+ * mcg_cache_alloc_account - allocate one object charged to @g (NULL: the
+ * current group), whatever the cache's flags (see MCG_CACHE_ACCOUNT).  Over
+ * the group's memory.max it reclaims (memcg/reclaim.h), then fails.
+ * Return: the object, or NULL with errno ENOMEM (nothing charged) or EINVAL
+ * (@cache NULL).  Pair with mcg_cache_free(), which uncharges.
+ */
+void *mcg_cache_alloc_account(mcg_cache_t *cache, mcg_group_t *g);
+
+/**
  * mcg_cache_free - free an object of @cache.  NULL is ignored.
  *
- * Any thread may free any object.  A pointer that is not a live object of
+ * Any thread may free any object; an accounted object is uncharged from the
+ * group it is charged to now (no lock on the fast path).  A pointer that is not a live object of
  * @cache (double free, foreign pointer, wrong cache) is reported through the
  * report handler and not freed.
  */

@@ -21,6 +21,7 @@ enum mcg_lock_rank {
 	MCG_RANK_NODE = 30,       /* one cache's slab lists on one node */
 	MCG_RANK_SLAB = 35,       /* one slab: freelist, bitmap, inuse (spin) */
 	MCG_RANK_PAGE = 40,       /* the page allocator of one node */
+	MCG_RANK_OBJCG = 45,      /* one objcg: its group and charges (spin) */
 	MCG_RANK_LRU = 80,        /* one list of a list_lru (child before parent on reparent) */
 	MCG_RANK_POPULATED = 85,  /* the tree of groups holding reclaimable objects */
 	MCG_RANK_LEAF = 90,       /* leaf locks: nothing is taken under them */

@@ -49,6 +49,9 @@ static void group_init_once(void)
 	mcg_list_init(&r->pop_children);
 	mcg_list_init(&r->pop_sibling);
 	mcg_stock_init();
+	mcg_objcg_stocks_init();
+	if (mcg_objcg_create_all(r))
+		mcg_die("no memory for the root group's objcgs");
 }
 
 void mcg_group_init(void) { pthread_once(&group_once, group_init_once); }
@@ -94,6 +97,7 @@ static void group_release(struct mcg_group *g)
 	const struct mcg_group_reclaim_ops *ops = mcg_group_reclaim_ops_get();
 	if (ops)
 		ops->release(g);
+	mcg_objcg_put_all(g); /* they live on while objects of theirs do */
 	mcg_group_stat_free(g->pcpu_stat);
 	mcg_free(g);
 }
@@ -156,6 +160,7 @@ mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group
 		mcg_free(g);
 		return -ENOMEM;
 	}
+
 	/* The stock packs a group's address in 48 bits (base/pcpu_word.h). */
 	MCG_BUG_ON((uintptr_t)g >> MCG_PCPU_WORD_KEY_BITS);
 	strcpy(g->name, name);
@@ -167,6 +172,11 @@ mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group
 	g->depth = parent->depth + 1;
 	g->online = 1;
 	g->refcnt = 2; /* the tree's and the caller's */
+	if (mcg_objcg_create_all(g)) {
+		mcg_group_stat_free(g->pcpu_stat);
+		mcg_free(g);
+		return -ENOMEM;
+	}
 
 	mcg_lock(&mcg_group_tree_lock);
 	int err = 0;
@@ -183,6 +193,7 @@ mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group
 	}
 	mcg_unlock(&mcg_group_tree_lock);
 	if (err) {
+		mcg_objcg_put_all(g);
 		mcg_group_stat_free(g->pcpu_stat);
 		mcg_free(g);
 		return err;
@@ -213,6 +224,8 @@ mcg_public int mcg_group_remove(mcg_group_t *g)
 			a->nr_descendants--;
 			a->nr_dying_descendants++;
 		}
+		/* Its accounted objects are its parent's from now on. */
+		mcg_objcg_reparent_locked(g);
 	}
 	mcg_unlock(&mcg_group_tree_lock);
 	if (err)

@@ -25,6 +25,7 @@
 #include "base/list.h"
 #include "base/lock.h"
 #include "base/pcpu_word.h"
+#include "group/objcg.h"
 #include "group/page_counter.h"
 #include "memcg/group.h"
 
@@ -76,6 +77,11 @@ struct mcg_group {
 	/* reclaim/: per-group lists and shrinker marks, allocated on first
 	 * use (atomic pointer), freed at release through the reclaim ops. */
 	struct mcg_reclaim_info *reclaim;
+	/* group/objcg.h: this group's own objcgs (one per kind, for its whole
+	 * life), and every objcg whose charges go here: its own while online,
+	 * and those inherited from removed descendants (tree lock). */
+	struct mcg_objcg *objcg[MCG_NR_OBJCG_KINDS];
+	struct mcg_list objcgs;
 	/* Groups of this subtree (itself included) marked for some shrinker,
 	 * and the tree of such groups: a group is on its parent's pop_children
 	 * while populated > 0, so the reclaim walk visits only them.  All three
@@ -201,6 +207,24 @@ void mcg_stock_drain_group(mcg_group_t *g);
  * for tests and the benchmark's drift figure).
  */
 long mcg_stock_cached(const mcg_group_t *g);
+
+/**
+ * mcg_group_try_charge - charge @nr pages to @g through the stock, with
+ * mcg_charge()'s reclaim and OOM handling (MCG_CHARGE_* @flags) but no
+ * statistics (the caller counts them).  Return 0 or -ENOMEM.
+ */
+int mcg_group_try_charge(mcg_group_t *g, unsigned long nr, unsigned flags);
+/** mcg_group_uncharge_pages - the pair of mcg_group_try_charge(). */
+void mcg_group_uncharge_pages(mcg_group_t *g, unsigned long nr);
+
+/** mcg_stock_pick_entry - the word of this CPU's @words to install @key in (a hint). */
+unsigned mcg_stock_pick_entry(struct mcg_pcpu_word *words, uint64_t key);
+/**
+ * mcg_stock_drain_words - stop every CPU's @words, fence, take their words
+ * (all, or those of key @only when nonzero), restart them, and pass each
+ * taken word to @drain with no lock held.
+ */
+void mcg_stock_drain_words(struct mcg_pcpu_word *words, uint64_t only, void (*drain)(uint64_t));
 
 /** mcg_group_charge_nostock - mcg_charge() without the stock: the counters only (benchmarks). */
 int mcg_group_charge_nostock(mcg_group_t *g, unsigned long nr_pages, unsigned flags);

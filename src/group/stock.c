@@ -15,7 +15,7 @@
  * base/pcpu_word.h: consume and refill scan the entries for the group.  So
  * a thread that charges a few groups in turn keeps each one's pages stocked.
  * A group missing from the stock is installed in an empty entry, else over
- * one chosen round robin (pick_entry()), whose pages and reference go back.
+ * one chosen round robin (mcg_stock_pick_entry()), whose pages and reference go back.
  * A word that names a group holds a reference to it.  Whoever exchanges a
  * word out owns its pages and its reference, and returns both (drain_word()).
  * A group normally has at most one entry per CPU; a thread that moves CPU
@@ -43,6 +43,7 @@
 #include "base/log.h"
 #include "base/pcpu_word.h"
 #include "group/group.h"
+#include "group/objcg.h"
 #include "os/os.h"
 
 #define STOCK_PAGES MCG_GROUP_STOCK_PAGES
@@ -88,13 +89,13 @@ static void drain_word(uint64_t w)
 }
 
 /*
- * The entry of this CPU's stock to install @key in: the one holding @key
+ * The entry of this CPU's @words to install @key in: the one holding @key
  * (full), else an empty one, else the next round-robin victim.  Racy reads
  * of a CPU the thread may leave: only a hint, any entry is correct.
  */
-static unsigned pick_entry(uint64_t key)
+unsigned mcg_stock_pick_entry(struct mcg_pcpu_word *words, uint64_t key)
 {
-	struct mcg_pcpu_word *w = mcg_pcpu_word_of(stocks, mcg_percpu_cpu());
+	struct mcg_pcpu_word *w = mcg_pcpu_word_of(words, mcg_percpu_cpu());
 	unsigned empty = ENTRIES;
 	for (unsigned i = 0; i < ENTRIES; i++) {
 		uint64_t k = mcg_pcpu_word_key(__atomic_load_n(&w->words[i], __ATOMIC_RELAXED));
@@ -113,8 +114,8 @@ static void stock_install(mcg_group_t *g, uint32_t n)
 	if (!__atomic_load_n(&g->online, __ATOMIC_ACQUIRE))
 		goto direct;
 	mcg_group_get(g);
-	if (mcg_pcpu_word_exchange(stocks, pick_entry(key_of(g)), mcg_pcpu_word_pack(key_of(g), n),
-	                           &old) != MCG_PCPU_OK) {
+	if (mcg_pcpu_word_exchange(stocks, mcg_stock_pick_entry(stocks, key_of(g)),
+	                           mcg_pcpu_word_pack(key_of(g), n), &old) != MCG_PCPU_OK) {
 		mcg_group_put(g);
 		goto direct;
 	}
@@ -142,23 +143,22 @@ static void stock_refill(mcg_group_t *g, uint32_t n)
 	stock_install(g, n);
 }
 
-static void drain_all(mcg_group_t *only)
+void mcg_stock_drain_words(struct mcg_pcpu_word *words, uint64_t only, void (*drain)(uint64_t))
 {
-	mcg_group_init();
 	unsigned n = nr_stocks;
 	for (unsigned c = 0; c < n; c++) {
-		struct mcg_pcpu_word *w = mcg_pcpu_word_of(stocks, c);
+		struct mcg_pcpu_word *w = mcg_pcpu_word_of(words, c);
 		mcg_lock(&w->lock);
 		mcg_pcpu_word_stop(w);
 	}
 	mcg_percpu_fence();
 	for (unsigned c = 0; c < n; c++) {
-		struct mcg_pcpu_word *w = mcg_pcpu_word_of(stocks, c);
+		struct mcg_pcpu_word *w = mcg_pcpu_word_of(words, c);
 		uint64_t taken[ENTRIES];
 		unsigned nt = 0;
 		for (unsigned i = 0; i < ENTRIES; i++) {
 			uint64_t old = MCG_READ_ONCE(w->words[i]);
-			if (!old || (only && mcg_pcpu_word_key(old) != key_of(only)))
+			if (!old || (only && mcg_pcpu_word_key(old) != only))
 				continue;
 			MCG_WRITE_ONCE(w->words[i], 0);
 			taken[nt++] = old;
@@ -166,13 +166,23 @@ static void drain_all(mcg_group_t *only)
 		mcg_pcpu_word_start(w); /* the emptied words published first (release) */
 		mcg_unlock(&w->lock);
 		for (unsigned i = 0; i < nt; i++)
-			drain_word(taken[i]);
+			drain(taken[i]);
 	}
 }
 
-mcg_public void mcg_group_drain_stocks(void) { drain_all(NULL); }
+mcg_public void mcg_group_drain_stocks(void)
+{
+	mcg_group_init();
+	/* The byte stocks first: what they return may land in a page stock. */
+	mcg_objcg_drain_stocks();
+	mcg_stock_drain_words(stocks, 0, drain_word);
+}
 
-void mcg_stock_drain_group(mcg_group_t *g) { drain_all(g); }
+void mcg_stock_drain_group(mcg_group_t *g)
+{
+	mcg_group_init();
+	mcg_stock_drain_words(stocks, key_of(g), drain_word);
+}
 
 long mcg_stock_cached(const mcg_group_t *g)
 {
@@ -308,22 +318,26 @@ charged:
 	return (long)batch;
 }
 
-static mcg_noinline int charge_slow(mcg_group_t *g, unsigned long nr, unsigned flags)
+int mcg_group_try_charge(mcg_group_t *g, unsigned long nr, unsigned flags)
 {
 	/* Locked mode's fast path (the rseq one is inline in mcg_charge). */
-	if (!mcg_percpu_use_rseq() && nr <= STOCK_PAGES &&
-	    mcg_pcpu_word_consume(stocks, key_of(g), nr) == MCG_PCPU_OK) {
-		mcg_group_stat_mod(g, MCG_STAT_ANON, (int64_t)nr);
+	if (nr <= STOCK_PAGES && mcg_pcpu_word_consume(stocks, key_of(g), nr) == MCG_PCPU_OK)
 		return 0;
-	}
 	unsigned long batch = nr < STOCK_PAGES ? STOCK_PAGES : nr;
 	long got = charge_counters(g, nr, batch, flags);
 	if (got < 0)
 		return (int)got;
 	if ((unsigned long)got > nr)
 		stock_refill(g, (uint32_t)(got - nr));
-	mcg_group_stat_mod(g, MCG_STAT_ANON, (int64_t)nr);
 	return 0;
+}
+
+static mcg_noinline int charge_slow(mcg_group_t *g, unsigned long nr, unsigned flags)
+{
+	int err = mcg_group_try_charge(g, nr, flags);
+	if (!err)
+		mcg_group_stat_mod(g, MCG_STAT_ANON, (int64_t)nr);
+	return err;
 }
 
 #define CHARGE_FLAGS (MCG_CHARGE_FORCE | MCG_CHARGE_NORECLAIM | MCG_CHARGE_NOWAIT)
@@ -353,23 +367,28 @@ mcg_public int mcg_charge(mcg_group_t *g, unsigned long nr_pages, unsigned flags
 	return charge_checked(g, nr_pages, flags);
 }
 
-static mcg_noinline int uncharge_slow(mcg_group_t *g, unsigned long nr)
+void mcg_group_uncharge_pages(mcg_group_t *g, unsigned long nr)
 {
-	mcg_group_stat_mod(g, MCG_STAT_ANON, -(int64_t)nr);
 	/* Inside a shrinker: straight to the counters, counted as reclaimed. */
 	struct mcg_reclaim_state *rs = mcg_reclaim_state_current;
 	if (unlikely(rs)) {
 		rs->reclaimed += nr;
 		mcg_page_counter_uncharge(&g->memory, (long)nr);
-		return 0;
+		return;
 	}
 	if (nr <= STOCK_PAGES &&
 	    mcg_pcpu_word_refill(stocks, key_of(g), nr, STOCK_PAGES) == MCG_PCPU_OK)
-		return 0; /* locked mode's fast path, or the stock changed under us */
+		return; /* locked mode's fast path, or the stock changed under us */
 	if (nr > STOCK_PAGES)
 		mcg_page_counter_uncharge(&g->memory, (long)nr);
 	else
 		stock_install(g, (uint32_t)nr); /* returns the full or evicted entry */
+}
+
+static mcg_noinline int uncharge_slow(mcg_group_t *g, unsigned long nr)
+{
+	mcg_group_stat_mod(g, MCG_STAT_ANON, -(int64_t)nr);
+	mcg_group_uncharge_pages(g, nr);
 	return 0;
 }
 

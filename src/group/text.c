@@ -76,15 +76,36 @@ static void show_max(mcg_group_t *g, struct out *o)
 	out_limit(o, mcg_page_counter_get(&g->memory, max));
 }
 
+/*
+ * memory.stat: the memory kinds first, in bytes (the kernel's order), then
+ * the counters.  anon = mcg_charge() pages + what the shim's heap charged;
+ * kernel = what accounted objects charged (whole pages, so it includes the
+ * sub-page remainder their objcgs keep): memory.current = anon + kernel at
+ * rest.  slab_* are the bytes in live objects (slab <= kernel).
+ */
 static void show_stat(mcg_group_t *g, struct out *o)
 {
 	int64_t v[MCG_NR_STATS];
+	struct mcg_objcg_stat ob;
 	mcg_group_stat_flush(g, v);
+	mcg_lock(&mcg_group_tree_lock);
+	mcg_objcg_stat_locked(g, &ob);
+	mcg_unlock(&mcg_group_tree_lock);
 	const struct mcg_group_reclaim_ops *ops = mcg_group_reclaim_ops_get();
 	char extra[512] = "";
 	if (g == mcg_group_root() && ops && ops->root_stat)
 		ops->root_stat(extra, sizeof(extra));
+	int64_t sr = ob.used[MCG_OBJCG_SLAB_RECLAIMABLE],
+	        su = ob.used[MCG_OBJCG_SLAB_UNRECLAIMABLE];
+	out_printf(o, "anon %lld\nkernel %lld\n",
+	           (long long)(v[MCG_STAT_ANON] * PAGE_SIZE + ob.charged[MCG_OBJCG_ANON]),
+	           (long long)(ob.charged[MCG_OBJCG_SLAB_RECLAIMABLE] +
+	                       ob.charged[MCG_OBJCG_SLAB_UNRECLAIMABLE]));
+	out_printf(o, "slab_reclaimable %lld\nslab_unreclaimable %lld\nslab %lld\n", (long long)sr,
+	           (long long)su, (long long)(sr + su));
 	for (int i = 0; i < MCG_NR_STATS; i++) {
+		if (i == MCG_STAT_ANON)
+			continue;                /* above */
 		if (i == MCG_STAT_PGSCAN_DIRECT) /* the kernel's totals first */
 			out_printf(o, "pgscan %lld\npgsteal %lld\n",
 			           (long long)(v[MCG_STAT_PGSCAN_DIRECT] +

@@ -47,7 +47,8 @@ struct mcg_chunk {
 	size_t map_size;      /* bytes mapped for this chunk */
 	size_t large_size;    /* LARGE: usable bytes of the block */
 	void *large_ptr;      /* LARGE: the block */
-	char pad_[256 - 56];
+	void *large_objcg;    /* LARGE: the objcg charged for it, or NULL */
+	char pad_[256 - 64];
 	/* SLABS only, below: */
 	unsigned char meta[MCG_UNITS_PER_CHUNK][MCG_UNIT_META_SIZE];
 	uint64_t bitmap[MCG_UNITS_PER_CHUNK][MCG_UNIT_BITMAP_WORDS];

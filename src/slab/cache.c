@@ -17,7 +17,7 @@
 #include "base/options.h"
 #include "os/os.h"
 #include "page/pages.h"
-#include "slab/cache_fast.h"
+#include "slab/account.h"
 
 /* ------------------------------------------------------------ fast paths */
 
@@ -27,6 +27,8 @@ mcg_public void *mcg_cache_alloc(mcg_cache_t *c)
 		errno = EINVAL;
 		return NULL;
 	}
+	if (unlikely(c->flags & MCG_CACHE_ACCOUNT)) /* charge the current group */
+		return mcg_cache_alloc_objcg(c, mcg_objcg_of(NULL, c->objcg_kind));
 	return mcg_cache_alloc_fast(c);
 }
 
@@ -256,6 +258,9 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	c->flags = flags;
 	c->recip = ((1ull << MCG_RECIP_SHIFT) + slot - 1) / slot;
 	c->debug = debug;
+	c->objcg_kind = (flags & MCG_CACHE_RECLAIMABLE) ? MCG_OBJCG_SLAB_RECLAIMABLE
+	                                                : MCG_OBJCG_SLAB_UNRECLAIMABLE;
+	c->charge_units = (uint16_t)(slot / MCG_OBJCG_UNIT + 1); /* slot + vector entry */
 	c->secret = cache_secret(c);
 	c->cpu_cap = cap;
 	c->batch = MCG_MAX(1u, MCG_MIN(cap / 2, (uint32_t)MCG_BATCH_MAX));

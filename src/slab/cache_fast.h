@@ -7,7 +7,9 @@
  *        path, which refills a batch from the node's slabs.
  * free:  the pointer must be an object start of this cache (two loads and a
  *        multiply find out); push on this CPU's array; only if it is full go
- *        to the slow path, which flushes a batch back to the slabs.
+ *        to the slow path, which flushes a batch back to the slabs.  A slab
+ *        that ever held an accounted object has an objcg vector: its frees
+ *        go through slab/account.c, which uncharges the accounted ones.
  */
 #ifndef MCG_SLAB_CACHE_FAST_H
 #define MCG_SLAB_CACHE_FAST_H
@@ -32,8 +34,13 @@ static mcg_always_inline void *mcg_cache_alloc_fast(struct mcg_cache *c)
 static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mcg_slab *s,
                                                   void *obj)
 {
-	if (unlikely(mcg_slab_index(s, obj) < 0)) {
+	long idx = mcg_slab_index(s, obj);
+	if (unlikely(idx < 0)) {
 		mcg_cache_free_slow(c, obj, s, MCG_FREE_MISALIGNED);
+		return;
+	}
+	if (unlikely(__atomic_load_n(&s->objcgs, __ATOMIC_RELAXED))) {
+		mcg_cache_free_account(c, s, obj, idx);
 		return;
 	}
 	if (likely(mcg_percpu_use_rseq())) {

@@ -18,7 +18,7 @@
 #include "base/log.h"
 #include "memcg/kmalloc.h"
 #include "page/pages.h"
-#include "slab/cache_fast.h"
+#include "slab/account.h"
 
 #define KMALLOC_CLASSES 52
 #define KMALLOC_SMALL_MAX 4096
@@ -44,6 +44,7 @@ static inline size_t class_size(unsigned cls)
 }
 
 static void *kmalloc_slow(size_t size);
+static int kmalloc_init(void);
 
 /* ------------------------------------------------------------ fast paths */
 
@@ -64,7 +65,11 @@ mcg_public void *mcg_malloc(size_t size)
 static mcg_noinline void free_slow(void *p, struct mcg_chunk *ch)
 {
 	if (ch && ch->kind == MCG_CHUNK_LARGE && p == ch->large_ptr) {
+		struct mcg_objcg *x = ch->large_objcg;
+		unsigned long pages = ch->large_size / MCG_GROUP_PAGE_SIZE;
 		mcg_large_free(ch);
+		if (x)
+			mcg_objcg_uncharge_pages(x, pages);
 		return;
 	}
 	mcg_cache_free_slow(NULL, p, NULL, MCG_FREE_UNCHECKED);
@@ -80,6 +85,48 @@ mcg_public void mcg_free(void *p)
 		return;
 	}
 	free_slow(p, mcg_chunk_of(p));
+}
+
+/* ------------------------------------------------------------ accounted */
+
+static void *large_alloc(size_t size, size_t align, struct mcg_objcg *x);
+
+void *mcg_kmalloc_objcg(size_t size, struct mcg_objcg *x)
+{
+	struct mcg_cache *c;
+	if (likely(size <= KMALLOC_SMALL_MAX))
+		c = __atomic_load_n(&kmalloc_small[(size + 15) >> 4], __ATOMIC_ACQUIRE);
+	else if (size <= MCG_KMALLOC_MAX_CACHE_SIZE)
+		c = __atomic_load_n(&kmalloc_caches[class_of(size)], __ATOMIC_ACQUIRE);
+	else
+		return large_alloc(size, 16, x);
+	if (unlikely(!c)) {
+		if (kmalloc_init()) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return mcg_kmalloc_objcg(size, x);
+	}
+	return mcg_cache_alloc_objcg(c, x);
+}
+
+mcg_public void *mcg_malloc_account(size_t size, mcg_group_t *g)
+{
+	return mcg_kmalloc_objcg(size, mcg_objcg_of(g, MCG_OBJCG_SLAB_UNRECLAIMABLE));
+}
+
+struct mcg_objcg *mcg_kmalloc_objcg_of(const void *p)
+{
+	struct mcg_slab *s = mcg_slab_of(p);
+	if (s) {
+		struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
+		long idx = mcg_slab_index(s, p);
+		return v && idx >= 0 ? v[idx] : NULL;
+	}
+	struct mcg_chunk *ch = mcg_chunk_of(p);
+	if (ch && ch->kind == MCG_CHUNK_LARGE && p == ch->large_ptr)
+		return ch->large_objcg;
+	return NULL;
 }
 
 /* ------------------------------------------------------------ set-up */
@@ -117,17 +164,30 @@ static int kmalloc_init(void)
 	return err;
 }
 
-static mcg_noinline void *kmalloc_slow(size_t size)
+/* A block mapped on its own, charged to @x (NULL: not accounted). */
+static void *large_alloc(size_t size, size_t align, struct mcg_objcg *x)
 {
-	if (size > MCG_KMALLOC_MAX_CACHE_SIZE) {
-		if (mcg_slab_init() == 0) {
-			void *p = mcg_large_alloc(size, 16);
-			if (p)
-				return p;
-		}
+	void *p = mcg_slab_init() == 0 ? mcg_large_alloc(size, align) : NULL;
+	if (!p) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (x) {
+		struct mcg_chunk *ch = mcg_chunk_of(p);
+		if (mcg_objcg_charge_pages(x, ch->large_size / MCG_GROUP_PAGE_SIZE, 0)) {
+			mcg_large_free(ch);
+			errno = ENOMEM;
+			return NULL;
+		}
+		ch->large_objcg = x;
+	}
+	return p;
+}
+
+static mcg_noinline void *kmalloc_slow(size_t size)
+{
+	if (size > MCG_KMALLOC_MAX_CACHE_SIZE)
+		return large_alloc(size, 16, NULL);
 	if (kmalloc_init()) {
 		errno = ENOMEM;
 		return NULL;
@@ -152,19 +212,27 @@ mcg_public size_t mcg_malloc_usable_size(const void *p)
 	return s->cache->object_size;
 }
 
-mcg_public void *mcg_calloc(size_t n, size_t size)
+void *mcg_kcalloc_objcg(size_t n, size_t size, struct mcg_objcg *x)
 {
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total)) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	void *p = mcg_malloc(total);
+	void *p = x ? mcg_kmalloc_objcg(total, x) : mcg_malloc(total);
 	if (p && total <= MCG_KMALLOC_MAX_CACHE_SIZE)
 		memset(p, 0, total); /* large blocks are fresh mappings: already zero */
 	return p;
 }
 
+mcg_public void *mcg_calloc(size_t n, size_t size) { return mcg_kcalloc_objcg(n, size, NULL); }
+
+mcg_public void *mcg_calloc_account(size_t n, size_t size, mcg_group_t *g)
+{
+	return mcg_kcalloc_objcg(n, size, mcg_objcg_of(g, MCG_OBJCG_SLAB_UNRECLAIMABLE));
+}
+
+/* The new block is charged where the old one was (or not at all). */
 mcg_public void *mcg_realloc(void *p, size_t size)
 {
 	if (!p)
@@ -183,7 +251,8 @@ mcg_public void *mcg_realloc(void *p, size_t size)
 		return p;
 	if (size <= usable && usable <= 16)
 		return p;
-	void *q = mcg_malloc(size);
+	struct mcg_objcg *x = mcg_kmalloc_objcg_of(p); /* alive: p holds charges */
+	void *q = x ? mcg_kmalloc_objcg(size, x) : mcg_malloc(size);
 	if (!q)
 		return NULL;
 	memcpy(q, p, MCG_MIN(size, usable));
@@ -191,14 +260,14 @@ mcg_public void *mcg_realloc(void *p, size_t size)
 	return q;
 }
 
-mcg_public void *mcg_aligned_alloc(size_t align, size_t size)
+void *mcg_kaligned_objcg(size_t align, size_t size, struct mcg_objcg *x)
 {
 	if (align == 0 || (align & (align - 1))) {
 		errno = EINVAL;
 		return NULL;
 	}
 	if (align <= 16)
-		return mcg_malloc(size);
+		return x ? mcg_kmalloc_objcg(size, x) : mcg_malloc(size);
 	size_t want = MCG_MAX(size, align);
 	if (want <= MCG_KMALLOC_MAX_CACHE_SIZE && align <= MCG_UNIT_SIZE) {
 		/* A class whose size is a multiple of @align: slabs are unit aligned,
@@ -215,16 +284,15 @@ mcg_public void *mcg_aligned_alloc(size_t align, size_t size)
 				}
 				c = kmalloc_caches[cls];
 			}
-			return mcg_cache_alloc_fast(c);
+			return x ? mcg_cache_alloc_objcg(c, x) : mcg_cache_alloc_fast(c);
 		}
 	}
-	if (mcg_slab_init() == 0) {
-		void *p = mcg_large_alloc(size ? size : 1, align);
-		if (p)
-			return p;
-	}
-	errno = ENOMEM;
-	return NULL;
+	return large_alloc(size ? size : 1, align, x);
+}
+
+mcg_public void *mcg_aligned_alloc(size_t align, size_t size)
+{
+	return mcg_kaligned_objcg(align, size, NULL);
 }
 
 mcg_public int mcg_posix_memalign(void **out, size_t align, size_t size)

@@ -66,6 +66,7 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 	s->carved = 0;
 	s->list = 0;
 	s->pinned = 0;
+	s->objcgs = NULL;
 	s->lock.rank = MCG_RANK_SLAB;
 	s->cache = c;
 	s->pcpu = c->pcpu;
@@ -95,6 +96,7 @@ static void slab_release(struct mcg_slab *s)
 		__atomic_store_n(&((struct mcg_slab *)ch->meta[u + i])->head, NULL,
 		                 __ATOMIC_RELEASE);
 	s->cache = NULL;
+	mcg_slab_free_objcgs(s);
 	mcg_pages_free(base, units);
 }
 

@@ -72,6 +72,10 @@ struct mcg_slab {
 	uint8_t units;
 	uint32_t pinned; /* list fix-ups pending: not releasable (slab lock) */
 	mcg_spin_t lock; /* zero when the descriptor is fresh: unlocked */
+	/* Accounted objects' objcgs, one per object (slab/account.c), NULL
+	 * until the slab's first accounted object (atomic pointer).  Entry i
+	 * is written by whoever owns object i. */
+	struct mcg_objcg **objcgs;
 };
 _Static_assert(sizeof(struct mcg_slab) <= MCG_UNIT_META_SIZE, "slab descriptor size");
 
@@ -87,8 +91,10 @@ struct mcg_cache {
 	struct mcg_pcpu_stack *pcpu; /* the per-CPU arrays */
 	uint32_t slot_size;
 	uint32_t flags;
-	uint64_t recip; /* ceil(2^MCG_RECIP_SHIFT / slot_size) */
-	uint8_t debug;  /* poison or red zone: no CPU arrays */
+	uint64_t recip;        /* ceil(2^MCG_RECIP_SHIFT / slot_size) */
+	uint8_t debug;         /* poison or red zone: no CPU arrays */
+	uint8_t objcg_kind;    /* enum mcg_objcg_kind of accounted objects */
+	uint16_t charge_units; /* MCG_OBJCG_UNITs an accounted object charges */
 	/* Slow path. */
 	uintptr_t secret; /* freelist encoding key */
 	uint32_t cpu_cap; /* array capacity */
@@ -148,6 +154,13 @@ void mcg_cache_drain_all(struct mcg_cache *c);
 void mcg_report(mcg_report_kind_t kind, const struct mcg_cache *c, const void *addr);
 void *mcg_debug_alloc(struct mcg_cache *c);
 void mcg_debug_free(struct mcg_cache *c, void *obj);
+
+/* ---- account.c: accounted objects ---- */
+struct mcg_objcg;
+/** Free an object of a slab that has an objcg vector: uncharge it if accounted. */
+void mcg_cache_free_account(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx);
+/** Free slab @s's objcg vector (the slab is being released). */
+void mcg_slab_free_objcgs(struct mcg_slab *s);
 
 /* ---- cache.c ---- */
 /** Slow paths of the fast path (cache_fast.h), and its locked-mode versions. */

@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * group/objcg.c - object cgroups: their life, reparenting, the slow paths of
+ * the per-CPU byte stock, and the statistics derived from them.
+ *
+ * The fast paths are in objcg.h (one rseq section each).  Here, in order:
+ * moving pages between an objcg and its group (the only code that reads
+ * objcg->group), the stock's slow paths, draining, life and reparenting,
+ * statistics.  objcg.h states the invariant and the lifetime rules.
+ *
+ * Reparenting and the page counters.  An objcg's pages were charged to the
+ * group it pointed to then, and to every ancestor.  When it moves up, its
+ * pages are cancelled from the old group's own level (the ancestors keep
+ * them), so every counter stays exact.  A slow path that read the old group
+ * and charged or uncharged it just before the move is fixed up under the
+ * objcg's lock: a charge that lands after the move cancels itself from the
+ * levels it no longer belongs to; an uncharge already left `charged`, so the
+ * move did not cancel it.
+ */
+#include "group/objcg.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "base/fault.h"
+#include "base/log.h"
+#include "group/group.h"
+#include "memcg/kmalloc.h"
+#include "os/os.h"
+
+#define UNITS_PER_PAGE MCG_OBJCG_UNITS_PER_PAGE
+
+mcg_hidden struct mcg_pcpu_word *mcg_objcg_stocks;
+static unsigned nr_cpus;
+
+/* ------------------------------------------------------------ references */
+
+static void objcg_get(struct mcg_objcg *x) { __atomic_fetch_add(&x->refcnt, 1, __ATOMIC_RELAXED); }
+
+static void objcg_put(struct mcg_objcg *x)
+{
+	long now = __atomic_sub_fetch(&x->refcnt, 1, __ATOMIC_ACQ_REL);
+	MCG_BUG_ON(now < 0);
+	if (now)
+		return;
+	MCG_BUG_ON(x->charged || x->leftover);
+	mcg_lock(&mcg_group_tree_lock);
+	mcg_list_del(&x->link);
+	mcg_unlock(&mcg_group_tree_lock);
+	mcg_free(x);
+}
+
+/* Does @x hold charges (and so the reference for them)?  Lock held. */
+static bool holds_charges(const struct mcg_objcg *x) { return x->charged || x->leftover; }
+
+/*
+ * Lock @x and take a reference to its group, which cannot go while it is
+ * x->group and we hold the lock (reparenting takes it).
+ */
+static mcg_group_t *lock_group(struct mcg_objcg *x)
+{
+	mcg_spin_lock(&x->lock);
+	mcg_group_t *g = x->group;
+	mcg_group_get(g);
+	return g;
+}
+
+mcg_group_t *mcg_objcg_group_get(struct mcg_objcg *x)
+{
+	mcg_group_t *g = lock_group(x);
+	mcg_spin_unlock(&x->lock);
+	return g;
+}
+
+/* ------------------------------------------------------------ pages */
+
+/*
+ * Pages @g charged for @x became x->charged (lock held).  If @x moved up
+ * meanwhile, the levels it left do not keep them.
+ */
+static void add_charged_locked(struct mcg_objcg *x, mcg_group_t *g, long pages)
+{
+	for (mcg_group_t *a = g; a != x->group; a = a->parent)
+		mcg_page_counter_cancel(&a->memory, pages);
+	if (!holds_charges(x) && pages)
+		objcg_get(x);
+	x->charged += pages;
+}
+
+int mcg_objcg_charge_pages(struct mcg_objcg *x, unsigned long nr_pages, unsigned flags)
+{
+	mcg_group_t *g = lock_group(x);
+	mcg_spin_unlock(&x->lock);
+	int err = mcg_group_try_charge(g, nr_pages, flags);
+	if (!err) {
+		mcg_spin_lock(&x->lock);
+		add_charged_locked(x, g, (long)nr_pages);
+		mcg_spin_unlock(&x->lock);
+	}
+	mcg_group_put(g);
+	return err;
+}
+
+/*
+ * Give back @units (live or stocked until now) to @x: whole pages to its
+ * group, the rest kept as leftover.  @x may be freed on return.
+ */
+static void units_return(struct mcg_objcg *x, uint64_t units)
+{
+	mcg_spin_lock(&x->lock);
+	uint64_t all = (uint64_t)x->leftover + units;
+	long pages = (long)(all / UNITS_PER_PAGE);
+	x->leftover = (long)(all % UNITS_PER_PAGE);
+	if (!pages) {
+		mcg_spin_unlock(&x->lock);
+		return; /* units were nonzero: charged still is */
+	}
+	mcg_group_t *g = x->group;
+	mcg_group_get(g);
+	x->charged -= pages;
+	MCG_BUG_ON(x->charged < 0);
+	bool dropped = !holds_charges(x);
+	mcg_spin_unlock(&x->lock);
+	mcg_group_uncharge_pages(g, (unsigned long)pages);
+	mcg_group_put(g);
+	if (dropped)
+		objcg_put(x);
+}
+
+void mcg_objcg_uncharge_pages(struct mcg_objcg *x, unsigned long nr_pages)
+{
+	units_return(x, (uint64_t)nr_pages * UNITS_PER_PAGE);
+}
+
+/* ------------------------------------------------------------ the byte stock */
+
+/* Return what a stock word held: its units and its reference. */
+static void drain_word(uint64_t w)
+{
+	struct mcg_objcg *x = (struct mcg_objcg *)(uintptr_t)mcg_pcpu_word_key(w);
+	if (!x)
+		return;
+	uint32_t n = mcg_pcpu_word_count(w);
+	if (n)
+		units_return(x, n);
+	objcg_put(x);
+}
+
+/*
+ * Put @units (charged to @x, not in use) in this CPU's stock: into x's word,
+ * else a word of their own, evicting another.  Over the word's limit, or if
+ * the stock is being drained, they go back to @x.
+ */
+static void stock_put(struct mcg_objcg *x, uint64_t units)
+{
+	if (!units || mcg_objcg_refill(x, units) == MCG_PCPU_OK)
+		return;
+	uint64_t keep = units < MCG_OBJCG_STOCK_UNITS ? units : MCG_OBJCG_STOCK_UNITS;
+	uint64_t old, key = mcg_objcg_key(x);
+	objcg_get(x); /* the new word's */
+	if (mcg_pcpu_word_exchange(mcg_objcg_stocks, mcg_stock_pick_entry(mcg_objcg_stocks, key),
+	                           mcg_pcpu_word_pack(key, (uint32_t)keep), &old) != MCG_PCPU_OK) {
+		objcg_put(x); /* x holds charges (ours): it stays */
+		units_return(x, units);
+		return;
+	}
+	if (units > keep)
+		units_return(x, units - keep);
+	drain_word(old);
+}
+
+int mcg_objcg_charge(struct mcg_objcg *x, uint64_t units, unsigned flags)
+{
+	/* Use the leftover first, then whole pages (the group's page stock
+	 * batches them); the surplus goes to this CPU's stock. */
+	mcg_spin_lock(&x->lock);
+	uint64_t have = (uint64_t)x->leftover;
+	x->leftover = 0; /* holds_charges() unchanged: leftover implies charged */
+	mcg_spin_unlock(&x->lock);
+	unsigned long pages = 0;
+	if (units > have) {
+		pages = (unsigned long)((units - have + UNITS_PER_PAGE - 1) / UNITS_PER_PAGE);
+		int err = mcg_objcg_charge_pages(x, pages, flags);
+		if (err) {
+			mcg_spin_lock(&x->lock);
+			x->leftover += (long)have; /* charged still covers it */
+			mcg_spin_unlock(&x->lock);
+			return err;
+		}
+	}
+	stock_put(x, have + pages * UNITS_PER_PAGE - units);
+	return 0;
+}
+
+void mcg_objcg_uncharge(struct mcg_objcg *x, uint64_t units)
+{
+	if (unlikely(mcg_reclaim_state_current)) {
+		units_return(x, units); /* a shrinker's frees are progress now */
+		return;
+	}
+	/* x's word is full, or there is none: keep a page's worth here, in a
+	 * word of x's own, and return the rest. */
+	uint64_t keep = units < UNITS_PER_PAGE ? units : UNITS_PER_PAGE;
+	stock_put(x, keep);
+	if (units > keep)
+		units_return(x, units - keep);
+}
+
+void mcg_objcg_drain_stocks(void) { mcg_stock_drain_words(mcg_objcg_stocks, 0, drain_word); }
+
+void mcg_objcg_stocks_init(void)
+{
+	nr_cpus = mcg_os_nr_cpus();
+	size_t bytes = MCG_ALIGN_UP((size_t)nr_cpus << MCG_PCPU_SHIFT, 4096);
+	mcg_objcg_stocks = mcg_os_map(bytes, 4096);
+	if (!mcg_objcg_stocks)
+		mcg_die("no memory for the byte stocks");
+	mcg_pcpu_word_init(mcg_objcg_stocks, nr_cpus, MCG_RANK_LEAF);
+}
+
+/* ------------------------------------------------------------ life */
+
+struct mcg_objcg *mcg_objcg_of(mcg_group_t *g, enum mcg_objcg_kind kind)
+{
+	if (!g)
+		g = mcg_group_current();
+	return g->objcg[kind];
+}
+
+int mcg_objcg_create_all(mcg_group_t *g)
+{
+	mcg_list_init(&g->objcgs);
+	for (int k = 0; k < MCG_NR_OBJCG_KINDS; k++) {
+		struct mcg_objcg *x = NULL;
+		if (!g->parent || !mcg_fault_should_fail()) /* the root cannot fail */
+			x = mcg_aligned_alloc(MCG_CACHELINE, sizeof(*x));
+		if (!x) {
+			while (k-- > 0)
+				mcg_free(g->objcg[k]);
+			mcg_list_init(&g->objcgs);
+			return -ENOMEM;
+		}
+		memset(x, 0, sizeof(*x));
+		mcg_spin_init(&x->lock, MCG_RANK_OBJCG);
+		x->kind = (uint32_t)k;
+		x->group = g;
+		x->refcnt = 1; /* g's pointer */
+		mcg_list_add_tail(&x->link, &g->objcgs);
+		g->objcg[k] = x;
+	}
+	return 0;
+}
+
+void mcg_objcg_put_all(mcg_group_t *g)
+{
+	for (int k = 0; k < MCG_NR_OBJCG_KINDS; k++)
+		objcg_put(g->objcg[k]);
+}
+
+void mcg_objcg_reparent_locked(mcg_group_t *g)
+{
+	mcg_group_t *parent = g->parent;
+	mcg_list_for_each (pos, &g->objcgs) {
+		struct mcg_objcg *x = mcg_list_entry(pos, struct mcg_objcg, link);
+		mcg_spin_lock(&x->lock);
+		long moved = x->charged;
+		x->group = parent;
+		mcg_page_counter_cancel(&g->memory, moved); /* the parent keeps them */
+		mcg_spin_unlock(&x->lock);
+	}
+	mcg_list_splice_tail(&g->objcgs, &parent->objcgs);
+}
+
+/* ------------------------------------------------------------ statistics */
+
+static uint64_t units_stocked(const struct mcg_objcg *x)
+{
+	uint64_t sum = 0, key = mcg_objcg_key(x);
+	for (unsigned c = 0; c < nr_cpus; c++) {
+		struct mcg_pcpu_word *w = mcg_pcpu_word_of(mcg_objcg_stocks, c);
+		for (unsigned i = 0; i < MCG_PCPU_WORDS; i++) {
+			uint64_t v = __atomic_load_n(&w->words[i], __ATOMIC_RELAXED);
+			if (mcg_pcpu_word_key(v) == key)
+				sum += mcg_pcpu_word_count(v);
+		}
+	}
+	return sum;
+}
+
+static void stat_group_locked(mcg_group_t *g, struct mcg_objcg_stat *st)
+{
+	mcg_list_for_each (pos, &g->objcgs) {
+		struct mcg_objcg *x = mcg_list_entry(pos, struct mcg_objcg, link);
+		mcg_spin_lock(&x->lock);
+		int64_t charged = (int64_t)x->charged * UNITS_PER_PAGE;
+		int64_t idle = x->leftover;
+		mcg_spin_unlock(&x->lock);
+		idle += (int64_t)units_stocked(x);
+		st->charged[x->kind] += charged * MCG_OBJCG_UNIT;
+		/* Racy while running (a slow path holds units in flight). */
+		st->used[x->kind] += charged > idle ? (charged - idle) * MCG_OBJCG_UNIT : 0;
+	}
+	mcg_list_for_each (pos, &g->children)
+		stat_group_locked(mcg_list_entry(pos, struct mcg_group, sibling), st);
+}
+
+void mcg_objcg_stat_locked(mcg_group_t *g, struct mcg_objcg_stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	stat_group_locked(g, st);
+}

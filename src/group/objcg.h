@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * group/objcg.h - object cgroups: what an accounted object records instead
+ * of its group (the kernel's obj_cgroup, 2020).
+ *
+ * An objcg is a small refcounted indirection to a group.  Each group has one
+ * per kind of memory (enum mcg_objcg_kind); an accounted object records its
+ * objcg in its slab's vector (slab/account.c).  Removing a group moves its
+ * objcgs, and those it had inherited from removed children, to its parent
+ * (reparenting): one pointer per objcg changes, no object is touched, and the
+ * group itself is freed as soon as its last reference goes.  Freeing an
+ * object of a removed group is the same code as any accounted free.
+ *
+ * Charges are in units of MCG_OBJCG_UNIT bytes through a per-CPU byte stock:
+ * MCG_PCPU_WORDS words per CPU (base/pcpu_word.h), each an objcg and the
+ * units charged for it but not in use, at most MCG_OBJCG_STOCK_UNITS.  The
+ * fast paths are one rseq section each (consume on alloc, refill on free);
+ * the slow paths move whole pages between an objcg and its group's page
+ * counters, through the group's page stock (stock.c).
+ *
+ * Invariant, per objcg, exact at every moment its lock is free:
+ *     charged x MCG_OBJCG_UNITS_PER_PAGE = units in live objects
+ *                                          + units in stock words + leftover
+ * so memory.stat derives each kind's bytes in use without any counting on
+ * the fast paths (mcg_objcg_stat()).
+ *
+ * Lifetime: refcnt counts the owning group's pointer (dropped when that
+ * group is freed), each stock word naming the objcg, and one while it holds
+ * charges (charged or leftover nonzero).  A live object's units are part of
+ * `charged`, so live objects keep their objcg.  At zero the objcg leaves its
+ * group's list and is freed.  An objcg never holds a reference to its group:
+ * it always points to an online group or to one being removed, whose
+ * reparenting (under the objcg's lock) happens before the group can go.
+ *
+ * Locks: `lock` (MCG_RANK_OBJCG, a spin lock) guards group, charged and
+ * leftover; the tree lock guards the groups' objcg lists and reparenting
+ * (tree lock -> objcg lock).  The fast paths take no lock.
+ */
+#ifndef MCG_GROUP_OBJCG_H
+#define MCG_GROUP_OBJCG_H
+
+#include "base/list.h"
+#include "base/lock.h"
+#include "base/pcpu_word.h"
+#include "memcg/group.h"
+
+/** Bytes per charge unit: slot sizes are multiples of it. */
+#define MCG_OBJCG_UNIT 8u
+#define MCG_OBJCG_UNITS_PER_PAGE (MCG_GROUP_PAGE_SIZE / MCG_OBJCG_UNIT)
+/** Units one stock word holds at most (4 pages). */
+#define MCG_OBJCG_STOCK_UNITS (4 * MCG_OBJCG_UNITS_PER_PAGE)
+
+/** What an objcg's charges are, for memory.stat. */
+enum mcg_objcg_kind {
+	MCG_OBJCG_SLAB_UNRECLAIMABLE, /* accounted objects of ordinary caches */
+	MCG_OBJCG_SLAB_RECLAIMABLE,   /* of MCG_CACHE_RECLAIMABLE caches */
+	MCG_OBJCG_ANON,               /* the preload shim's heap */
+	MCG_NR_OBJCG_KINDS
+};
+
+struct mcg_objcg {
+	mcg_spin_t lock;
+	uint32_t kind;           /* enum mcg_objcg_kind */
+	struct mcg_group *group; /* where charges go; moves up on removal (lock) */
+	long refcnt;             /* atomic */
+	long charged;            /* pages charged to group's counters (lock) */
+	long leftover;           /* units below a page given back by the stock (lock) */
+	struct mcg_list link;    /* on group->objcgs (tree lock) */
+};
+
+/** The per-CPU byte stocks (objcg.c), keyed by objcg address. */
+extern mcg_hidden struct mcg_pcpu_word *mcg_objcg_stocks;
+
+static inline uint64_t mcg_objcg_key(const struct mcg_objcg *x) { return (uint64_t)(uintptr_t)x; }
+
+/**
+ * mcg_objcg_consume - take @units from this CPU's stock for @x: the fast
+ * path of charging.  Return MCG_PCPU_OK, or MCG_PCPU_FAIL (then
+ * mcg_objcg_charge()).
+ */
+static mcg_always_inline int mcg_objcg_consume(struct mcg_objcg *x, uint64_t units)
+{
+	return mcg_pcpu_word_consume(mcg_objcg_stocks, mcg_objcg_key(x), units);
+}
+
+/**
+ * mcg_objcg_refill - give @units back to this CPU's stock for @x: the fast
+ * path of uncharging.  Return MCG_PCPU_OK, or MCG_PCPU_FAIL (then
+ * mcg_objcg_uncharge()).
+ */
+static mcg_always_inline int mcg_objcg_refill(struct mcg_objcg *x, uint64_t units)
+{
+	return mcg_pcpu_word_refill(mcg_objcg_stocks, mcg_objcg_key(x), units,
+	                            MCG_OBJCG_STOCK_UNITS);
+}
+
+/**
+ * mcg_objcg_charge - the slow path of charging @units to @x: pages from its
+ * group (reclaim, OOM as mcg_charge(); @flags are MCG_CHARGE_*), the surplus
+ * into this CPU's stock.  Return 0 or -ENOMEM.
+ */
+int mcg_objcg_charge(struct mcg_objcg *x, uint64_t units, unsigned flags);
+
+/** mcg_objcg_uncharge - the slow path of giving @units back to @x. */
+void mcg_objcg_uncharge(struct mcg_objcg *x, uint64_t units);
+
+/**
+ * mcg_objcg_charge_pages / mcg_objcg_uncharge_pages - whole pages, not
+ * through the byte stock (blocks mapped directly).  0 or -ENOMEM.
+ */
+int mcg_objcg_charge_pages(struct mcg_objcg *x, unsigned long nr_pages, unsigned flags);
+void mcg_objcg_uncharge_pages(struct mcg_objcg *x, unsigned long nr_pages);
+
+/** mcg_objcg_group_get - @x's group now, with a reference (mcg_group_put()). */
+mcg_group_t *mcg_objcg_group_get(struct mcg_objcg *x);
+
+/** mcg_objcg_of - @g's objcg of @kind (NULL: the current group's); no reference taken. */
+struct mcg_objcg *mcg_objcg_of(mcg_group_t *g, enum mcg_objcg_kind kind);
+
+/* ---- for group.c and text.c ---- */
+
+/** mcg_objcg_create_all - @g's objcgs, one per kind, on its list.  0 or -ENOMEM. */
+int mcg_objcg_create_all(mcg_group_t *g);
+/** mcg_objcg_put_all - drop @g's pointers to its own objcgs (it is being freed). */
+void mcg_objcg_put_all(mcg_group_t *g);
+/** mcg_objcg_reparent_locked - move every objcg of @g to its parent (tree lock held). */
+void mcg_objcg_reparent_locked(mcg_group_t *g);
+/** mcg_objcg_drain_stocks - return every CPU's stocked units (exact at rest). */
+void mcg_objcg_drain_stocks(void);
+/** mcg_objcg_stocks_init - allocate the per-CPU byte stocks (mcg_group_init()). */
+void mcg_objcg_stocks_init(void);
+
+/** What mcg_objcg_stat() reports for a subtree, in bytes. */
+struct mcg_objcg_stat {
+	int64_t charged[MCG_NR_OBJCG_KINDS]; /* charged through objcgs of each kind */
+	int64_t used[MCG_NR_OBJCG_KINDS];    /* in live objects */
+};
+
+/** mcg_objcg_stat - sum over the objcgs of @g's subtree (tree lock held). */
+void mcg_objcg_stat_locked(mcg_group_t *g, struct mcg_objcg_stat *st);
+
+#endif /* MCG_GROUP_OBJCG_H */

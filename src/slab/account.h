@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab/account.h - the accounted allocation fast path, inline (account.c
+ * has the rest): charge the object's units to an objcg from this CPU's byte
+ * stock, pop an object, record the objcg in the slab's vector.
+ */
+#ifndef MCG_SLAB_ACCOUNT_H
+#define MCG_SLAB_ACCOUNT_H
+
+#include "group/group.h" /* mcg_reclaim_state_current */
+#include "group/objcg.h"
+#include "slab/cache_fast.h"
+
+/* Where mcg_cache_alloc_objcg() left its fast path. */
+enum { MCG_ACCT_UNCHARGED, MCG_ACCT_NO_OBJECT, MCG_ACCT_NO_VECTOR };
+
+/** The slow half of mcg_cache_alloc_objcg(), from @stage: charge, allocate, record, or undo. */
+void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, int stage, void *obj);
+
+/** mcg_objcg_give - give @units back to @x: this CPU's stock, else the slow path. */
+static mcg_always_inline void mcg_objcg_give(struct mcg_objcg *x, uint64_t units)
+{
+	/* Inside a shrinker frees must reach the counters (reclaim progress). */
+	if (likely(!mcg_reclaim_state_current) && likely(mcg_objcg_refill(x, units) == MCG_PCPU_OK))
+		return;
+	mcg_objcg_uncharge(x, units);
+}
+
+/**
+ * mcg_cache_alloc_objcg - allocate an object of @c charged to @x.
+ * Return: the object, or NULL with errno ENOMEM (nothing charged).
+ */
+static mcg_always_inline void *mcg_cache_alloc_objcg(struct mcg_cache *c, struct mcg_objcg *x)
+{
+	if (unlikely(mcg_objcg_consume(x, c->charge_units) != MCG_PCPU_OK))
+		return mcg_cache_alloc_objcg_slow(c, x, MCG_ACCT_UNCHARGED, NULL);
+	void *obj = mcg_cache_alloc_fast(c);
+	if (unlikely(!obj))
+		return mcg_cache_alloc_objcg_slow(c, x, MCG_ACCT_NO_OBJECT, NULL);
+	struct mcg_slab *s = mcg_slab_of(obj);
+	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
+	if (unlikely(!v))
+		return mcg_cache_alloc_objcg_slow(c, x, MCG_ACCT_NO_VECTOR, obj);
+	v[mcg_slab_index(s, obj)] = x;
+	return obj;
+}
+
+/*
+ * The malloc family charged to an objcg (NULL: not accounted), for the
+ * preload shim's heap and the public *_account calls (slab/kmalloc.c).
+ * Return NULL with errno ENOMEM (or EINVAL for a bad alignment).
+ */
+void *mcg_kmalloc_objcg(size_t size, struct mcg_objcg *x);
+void *mcg_kcalloc_objcg(size_t n, size_t size, struct mcg_objcg *x);
+void *mcg_kaligned_objcg(size_t align, size_t size, struct mcg_objcg *x);
+/** mcg_kmalloc_objcg_of - the objcg block @p is charged to, or NULL (valid while @p lives). */
+struct mcg_objcg *mcg_kmalloc_objcg_of(const void *p);
+
+#endif /* MCG_SLAB_ACCOUNT_H */

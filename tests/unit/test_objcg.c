@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_objcg.c - accounted objects (group/objcg.c, slab/account.c): what an
+ * accounted allocation charges and where, the memory.stat kinds, exactness
+ * at rest, removal (reparenting), max, realloc, large blocks, frees from
+ * other threads and groups, bad arguments.  Runs again with MCG_RSEQ=0.
+ *
+ *     root
+ *      `- p
+ *          `- c   (removed in test_remove_reparents)
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "group/group.h"
+#include "memcg/debug.h"
+#include "memcg/kmalloc.h"
+#include "memcg/slab.h"
+#include "test.h"
+
+#define PAGE 4096l
+#define N 1000
+
+static mcg_group_t *p, *c;
+
+/* Line "@key N" of @g's memory.stat (or another flat file). */
+static long stat_of(mcg_group_t *g, const char *file, const char *key)
+{
+	char buf[4096];
+	if (mcg_group_read(g, file, buf, sizeof(buf)) < 0)
+		return -1;
+	size_t kl = strlen(key);
+	for (char *s = buf; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL)
+		if (!strncmp(s, key, kl) && s[kl] == ' ')
+			return atol(s + kl + 1);
+	return -1;
+}
+
+static long current_bytes(mcg_group_t *g)
+{
+	char b[64];
+	if (mcg_group_read(g, "memory.current", b, sizeof(b)) < 0)
+		return -1;
+	return atol(b);
+}
+
+/* At rest: memory.current = anon + kernel, exactly. */
+static void check_parts(mcg_group_t *g)
+{
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(g),
+	         stat_of(g, "memory.stat", "anon") + stat_of(g, "memory.stat", "kernel"));
+	CHECK(stat_of(g, "memory.stat", "slab") <= stat_of(g, "memory.stat", "kernel"));
+}
+
+static void setup(void)
+{
+	REQUIRE(mcg_group_create(NULL, "p", &p) == 0);
+	REQUIRE(mcg_group_create(p, "c", &c) == 0);
+}
+
+static void teardown(void)
+{
+	if (mcg_group_is_online(c))
+		mcg_group_remove(c);
+	mcg_group_put(c);
+	mcg_group_remove(p), mcg_group_put(p);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(mcg_group_root()), 0);
+	CHECK_EQ(stat_of(mcg_group_root(), "memory.stat", "slab"), 0);
+	CHECK_EQ(stat_of(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
+}
+
+static void test_cache_account(void)
+{
+	setup();
+	mcg_cache_t *k = mcg_cache_create("acct", 100, 0, MCG_CACHE_ACCOUNT, NULL);
+	REQUIRE(k);
+	mcg_cache_stats_t st;
+	mcg_cache_stats(k, &st);
+	long per = (long)st.slot_size + 8;
+	void *o[N];
+	mcg_group_t *prev = mcg_group_enter(c);
+	for (int i = 0; i < N; i++)
+		REQUIRE((o[i] = mcg_cache_alloc(k)));
+	mcg_group_leave(prev);
+	mcg_group_drain_stocks();
+	CHECK_EQ(stat_of(c, "memory.stat", "slab_unreclaimable"), N * per);
+	CHECK_EQ(stat_of(c, "memory.stat", "slab_reclaimable"), 0);
+	CHECK_EQ(stat_of(c, "memory.stat", "slab"), N * per);
+	CHECK_EQ(stat_of(p, "memory.stat", "slab"), N * per); /* hierarchical */
+	/* whole pages, the remainder of the last one included */
+	CHECK_EQ(stat_of(c, "memory.stat", "kernel"), (N * per + PAGE - 1) / PAGE * PAGE);
+	CHECK_EQ(current_bytes(c), stat_of(c, "memory.stat", "kernel"));
+	check_parts(c);
+	check_parts(p);
+	mcg_group_t *owner = NULL;
+	CHECK_EQ(mcg_obj_group(o[0], &owner), 0);
+	CHECK(owner == c);
+	mcg_group_put(owner);
+	for (int i = 0; i < N; i++)
+		mcg_cache_free(k, o[i]);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(c), 0);
+	CHECK_EQ(stat_of(c, "memory.stat", "slab"), 0);
+	CHECK_EQ(stat_of(c, "memory.stat", "kernel"), 0);
+	CHECK_EQ(mcg_cache_destroy(k), 0);
+	teardown();
+}
+
+static void test_reclaimable_and_explicit(void)
+{
+	setup();
+	mcg_cache_t *k = mcg_cache_create("rcl", 64, 0, MCG_CACHE_RECLAIMABLE, NULL);
+	REQUIRE(k);
+	void *o = mcg_cache_alloc(k); /* no ACCOUNT flag: not charged */
+	void *a = mcg_cache_alloc_account(k, c);
+	REQUIRE(o && a);
+	mcg_group_t *owner = NULL;
+	CHECK_EQ(mcg_obj_group(o, &owner), -ENOENT);
+	mcg_group_drain_stocks();
+	CHECK_EQ(stat_of(c, "memory.stat", "slab_reclaimable"), 64 + 8);
+	CHECK_EQ(stat_of(c, "memory.stat", "slab_unreclaimable"), 0);
+	check_parts(c);
+	mcg_cache_free(k, a);
+	mcg_cache_free(k, o);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(c), 0);
+	CHECK_EQ(mcg_cache_destroy(k), 0);
+	teardown();
+}
+
+static void test_kmalloc_account(void)
+{
+	setup();
+	void *a = mcg_malloc_account(1000, c);      /* kmalloc-1024 */
+	char *z = mcg_calloc_account(10, 10, NULL); /* the current group: root */
+	REQUIRE(a && z);
+	for (int i = 0; i < 100; i++)
+		CHECK_EQ(z[i], 0);
+	mcg_group_drain_stocks();
+	CHECK_EQ(stat_of(c, "memory.stat", "slab_unreclaimable"), 1024 + 8);
+	/* realloc: the new block is charged where the old one was */
+	a = mcg_realloc(a, 5000);
+	REQUIRE(a);
+	mcg_group_drain_stocks();
+	CHECK_EQ(stat_of(c, "memory.stat", "slab_unreclaimable"), 5120 + 8);
+	/* a large block (mapped on its own): whole pages */
+	void *big = mcg_malloc_account(1 << 20, c);
+	REQUIRE(big);
+	mcg_group_t *owner = NULL;
+	CHECK_EQ(mcg_obj_group(big, &owner), 0);
+	CHECK(owner == c);
+	mcg_group_put(owner);
+	mcg_group_drain_stocks();
+	CHECK(current_bytes(c) >= (1 << 20) + 5120);
+	check_parts(c);
+	mcg_free(big);
+	mcg_free(a);
+	mcg_free(z);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(c), 0);
+	teardown();
+}
+
+static void test_remove_reparents(void)
+{
+	setup();
+	void *o[N];
+	for (int i = 0; i < N; i++)
+		REQUIRE((o[i] = mcg_malloc_account(64, c)));
+	mcg_group_drain_stocks();
+	long before = current_bytes(p);
+	CHECK(before >= N * 72);
+	CHECK_EQ(mcg_group_remove(c), 0);
+	mcg_group_t *owner = NULL;
+	CHECK_EQ(mcg_obj_group(o[0], &owner), 0);
+	CHECK(owner == p); /* reparented at once */
+	mcg_group_put(owner);
+	mcg_group_put(c); /* the last reference: the removed group goes now */
+	c = NULL;
+	CHECK_EQ(stat_of(p, "cgroup.stat", "nr_dying_descendants"), 0);
+	CHECK_EQ(current_bytes(p), before); /* every byte still charged, to p */
+	CHECK_EQ(stat_of(p, "memory.stat", "slab"), N * 72);
+	check_parts(p);
+	for (int i = 0; i < N; i++)
+		mcg_free(o[i]);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(p), 0);
+	mcg_group_remove(p), mcg_group_put(p);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(mcg_group_root()), 0);
+	CHECK_EQ(stat_of(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
+}
+
+static void test_max_fails_cleanly(void)
+{
+	setup();
+	CHECK_EQ(mcg_group_write(c, "memory.max", "64K"), 0);
+	void *o[64];
+	int n = 0;
+	while (n < 64 && (o[n] = mcg_malloc_account(4000, c)))
+		n++;
+	CHECK(n >= 14 && n < 16); /* 16 pages of 4 KiB + 8 B objects, less a partial one */
+	errno = 0;
+	CHECK(mcg_malloc_account(4000, c) == NULL);
+	CHECK_EQ(errno, ENOMEM);
+	CHECK(stat_of(c, "memory.events", "max") > 0);
+	CHECK(stat_of(c, "memory.events", "oom") > 0);
+	mcg_group_drain_stocks();
+	CHECK(current_bytes(c) <= 64 * 1024);
+	for (int i = 0; i < n; i++)
+		mcg_free(o[i]);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(c), 0);
+	teardown();
+}
+
+static void *free_all(void *arg)
+{
+	void **o = arg;
+	for (int i = 0; i < N; i++)
+		mcg_free(o[i]);
+	return NULL;
+}
+
+static void test_free_elsewhere(void)
+{
+	setup();
+	mcg_group_t *other;
+	REQUIRE(mcg_group_create(p, "other", &other) == 0);
+	void *o[N];
+	for (int i = 0; i < N; i++)
+		REQUIRE((o[i] = mcg_malloc_account(32, c)));
+	/* freed by a thread in no group */
+	pthread_t t;
+	REQUIRE(pthread_create(&t, NULL, free_all, o) == 0);
+	pthread_join(t, NULL);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(c), 0);
+	/* freed by a thread in another group */
+	for (int i = 0; i < N; i++)
+		REQUIRE((o[i] = mcg_malloc_account(32, c)));
+	mcg_group_t *prev = mcg_group_enter(other);
+	free_all(o);
+	mcg_group_leave(prev);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(c), 0);
+	CHECK_EQ(current_bytes(other), 0);
+	mcg_group_remove(other), mcg_group_put(other);
+	teardown();
+}
+
+static int reports;
+static void count_report(const mcg_report_t *r)
+{
+	(void)r;
+	reports++;
+}
+
+static void test_bad_arguments_and_double_free(void)
+{
+	setup();
+	errno = 0;
+	CHECK(mcg_cache_alloc_account(NULL, c) == NULL);
+	CHECK_EQ(errno, EINVAL);
+	mcg_group_t *g = NULL;
+	CHECK_EQ(mcg_obj_group(NULL, &g), -EINVAL);
+	int local;
+	CHECK_EQ(mcg_obj_group(&local, &g), -EINVAL);
+	void *u = mcg_malloc(10);
+	CHECK_EQ(mcg_obj_group(u, &g), -ENOENT);
+	mcg_free(u);
+	/* a double free is reported and uncharges once */
+	mcg_report_fn old = mcg_set_report_handler(count_report);
+	void *a = mcg_malloc_account(48, c);
+	REQUIRE(a);
+	mcg_free(a);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(c), 0);
+	mcg_free(a);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(c), 0);
+	CHECK_EQ(reports, 1);
+	mcg_set_report_handler(old);
+	teardown();
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	RUN(test_cache_account);
+	RUN(test_reclaimable_and_explicit);
+	RUN(test_kmalloc_account);
+	RUN(test_remove_reparents);
+	RUN(test_max_fails_cleanly);
+	RUN(test_free_elsewhere);
+	RUN(test_bad_arguments_and_double_free);
+	int rc = test_done();
+	if (!getenv("MCG_TEST_LOCKED")) {
+		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
+		rc = rc || test_run_locked(argv);
+	}
+	return rc;
+}
