@@ -120,7 +120,9 @@ int mcg_pressure_set_root(const char *root);
 /**
  * mcg_pressure_start - detect the budget, arm PSI, start the reclaimer thread.
  * @cfg: NULL or all zeros for the defaults.
- * Return: 0; -EALREADY (running); -EINVAL (bad config); -errno (thread).
+ * Return: 0; -EALREADY (running); -EINVAL (bad config); -ENOMEM or -errno
+ * (the wake eventfd or the thread could not be created: nothing is left
+ * running or half set up).
  * Pair with mcg_pressure_stop().
  */
 int mcg_pressure_start(const mcg_pressure_config_t *cfg);

@@ -139,8 +139,14 @@ static struct mcg_lru_memcg *lists_get(mcg_list_lru_t *lru, mcg_group_t *g)
 		mcg_list_lru_free_group(m);
 		return old;
 	}
-	/* Raced with the group's removal?  Then these lists die at once. */
-	if (__atomic_load_n(&info->dead, __ATOMIC_SEQ_CST))
+	/*
+	 * Raced with the group's removal?  Then these lists die at once.
+	 * mcg_group_remove() clears `online` (seq_cst) before its offline
+	 * hook looks for lists: either it sees ours, or we see it offline
+	 * (reparenting twice is harmless: a dead list is skipped).
+	 */
+	if (__atomic_load_n(&info->dead, __ATOMIC_SEQ_CST) ||
+	    !__atomic_load_n(&g->online, __ATOMIC_SEQ_CST))
 		reparent_lists(lru, m, g);
 	return m;
 }
@@ -201,9 +207,11 @@ static void reparent_lists(mcg_list_lru_t *lru, struct mcg_lru_memcg *m, mcg_gro
 
 void mcg_list_lru_reparent(mcg_group_t *g)
 {
-	struct mcg_reclaim_info *info = mcg_reclaim_info_get(g);
+	/* No allocation here: without an info the group has no lists, and a
+	 * list allocated later sees the group offline and dies itself. */
+	struct mcg_reclaim_info *info = mcg_reclaim_info_peek(g);
 	if (!info)
-		return; /* -ENOMEM: it has no lists, and a list allocated later dies itself */
+		return;
 	__atomic_store_n(&info->dead, 1, __ATOMIC_SEQ_CST);
 	for (int k = 0; k < MCG_NR_CHUNKS; k++) {
 		struct mcg_reclaim_chunk *c = __atomic_load_n(&info->chunks[k], __ATOMIC_SEQ_CST);
@@ -440,22 +448,47 @@ mcg_public unsigned long mcg_list_lru_walk_one(mcg_list_lru_t *lru, unsigned nid
 	return n;
 }
 
-/* Referenced groups of @g's subtree, pre-order, into @v (grown); tree lock held. */
-static size_t collect_locked(mcg_group_t *g, mcg_group_t ***v, size_t n, size_t *cap)
+/*
+ * The group after @pos in pre-order over the whole tree (@pos NULL: the
+ * root), referenced, or NULL at the end; drops the reference on @pos.  A
+ * referenced group stays linked to its parent, so the walk needs no
+ * allocation (it runs at teardown, when memory may be short).
+ */
+static mcg_group_t *walk_next(mcg_group_t *pos)
 {
-	if (n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		mcg_group_t **nv = mcg_realloc(*v, ncap * sizeof(*nv));
-		if (!nv)
-			return n;
-		*v = nv;
-		*cap = ncap;
+	mcg_group_t *next = NULL, *g = pos;
+	mcg_lock(&mcg_group_tree_lock);
+	if (!g) {
+		next = mcg_group_root();
+		if (!mcg_group_tryget(next))
+			next = NULL;
+		goto out;
 	}
-	if (mcg_group_tryget(g))
-		(*v)[n++] = g;
-	mcg_list_for_each (pos, &g->children)
-		n = collect_locked(mcg_list_entry(pos, struct mcg_group, sibling), v, n, cap);
-	return n;
+	bool descend = true;
+	for (;;) {
+		if (descend && !mcg_list_empty(&g->children)) {
+			next = mcg_list_entry(g->children.next, struct mcg_group, sibling);
+		} else {
+			next = NULL;
+			while (g->parent) {
+				if (g->sibling.next != &g->parent->children) {
+					next = mcg_list_entry(g->sibling.next, struct mcg_group,
+					                      sibling);
+					break;
+				}
+				g = g->parent;
+			}
+		}
+		if (!next || mcg_group_tryget(next))
+			break;
+		g = next; /* being freed (its subtree is empty): go on after it */
+		descend = false;
+	}
+out:
+	mcg_unlock(&mcg_group_tree_lock);
+	if (pos)
+		mcg_group_put(pos);
+	return next;
 }
 
 mcg_public unsigned long mcg_list_lru_walk(mcg_list_lru_t *lru, mcg_lru_isolate_fn isolate,
@@ -471,18 +504,9 @@ mcg_public unsigned long mcg_list_lru_walk(mcg_list_lru_t *lru, mcg_lru_isolate_
 			        mcg_list_lru_walk_one(lru, nid, NULL, isolate, arg, &nr_to_walk);
 		return isolated;
 	}
-	mcg_group_t **v = NULL;
-	size_t cap = 0;
-	mcg_lock(&mcg_group_tree_lock);
-	size_t n = collect_locked(mcg_group_root(), &v, 0, &cap);
-	mcg_unlock(&mcg_group_tree_lock);
-	for (size_t i = 0; i < n; i++) {
+	for (mcg_group_t *g = walk_next(NULL); g; g = walk_next(g))
 		for (unsigned nid = 0; nid < nodes && nr_to_walk; nid++)
-			isolated +=
-			        mcg_list_lru_walk_one(lru, nid, v[i], isolate, arg, &nr_to_walk);
-		mcg_group_put(v[i]);
-	}
-	mcg_free(v);
+			isolated += mcg_list_lru_walk_one(lru, nid, g, isolate, arg, &nr_to_walk);
 	return isolated;
 }
 

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fault.h"
 #include "base/log.h"
 #include "group/group.h"
 #include "memcg/reclaim.h"
@@ -647,6 +648,10 @@ mcg_public int mcg_pressure_start(const mcg_pressure_config_t *c)
 		goto out;
 	}
 	if (wake_fd < 0) {
+		if (mcg_fault_should_fail()) {
+			err = -ENOMEM;
+			goto out;
+		}
 		wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (wake_fd < 0) {
 			err = -errno;
@@ -676,7 +681,8 @@ mcg_public int mcg_pressure_start(const mcg_pressure_config_t *c)
 
 	__atomic_store_n(&stopping, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&wake_pending, 0, __ATOMIC_RELAXED);
-	err = -pthread_create(&thread, NULL, reclaimer, NULL);
+	/* The thread (its stack) is this monitor's one allocation: the fault point. */
+	err = mcg_fault_should_fail() ? -ENOMEM : -pthread_create(&thread, NULL, reclaimer, NULL);
 	if (err) {
 		if (psi_fd >= 0)
 			close(psi_fd);

@@ -84,6 +84,17 @@ void mcg_shrinker_id_free(int id)
 	mcg_unlock(&registry_lock);
 }
 
+int mcg_shrinker_ids_in_use(void)
+{
+	registry_init();
+	int n = 0;
+	mcg_lock(&registry_lock);
+	for (int i = 0; i < nr_ids; i++)
+		n += ids[i] != NULL;
+	mcg_unlock(&registry_lock);
+	return n;
+}
+
 /* ------------------------------------------------------------ per-group info */
 
 struct mcg_reclaim_info *mcg_reclaim_info_get(mcg_group_t *g)
@@ -201,7 +212,8 @@ mcg_public int mcg_shrinker_create(const mcg_shrinker_ops_t *ops, mcg_shrinker_t
 	struct mcg_shrinker *s = mcg_calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->nr_deferred = mcg_calloc(mcg_os_nr_nodes(), sizeof(long));
+	s->nr_deferred =
+	        mcg_fault_should_fail() ? NULL : mcg_calloc(mcg_os_nr_nodes(), sizeof(long));
 	if (!s->nr_deferred) {
 		mcg_free(s);
 		return -ENOMEM;

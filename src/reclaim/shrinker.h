@@ -88,6 +88,9 @@ extern mcg_lock_t mcg_populated_lock;
 int mcg_shrinker_id_alloc(void);
 void mcg_shrinker_id_free(int id);
 
+/** mcg_shrinker_ids_in_use - ids held by shrinkers and list_lrus (for leak tests). */
+int mcg_shrinker_ids_in_use(void);
+
 /** mcg_reclaim_info_free - free @g's info at release (its lists are empty). */
 void mcg_reclaim_info_free(mcg_group_t *g);
 

@@ -35,6 +35,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "base/fault.h"
 #include "base/log.h"
 #include "memcg/kmalloc.h"
 #include "os/os.h"
@@ -488,7 +489,9 @@ static void queue_high(mcg_group_t *g, unsigned long nr_pages)
 		pthread_attr_t attr;
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		high_work.started = pthread_create(&t, &attr, high_worker, NULL) == 0;
+		/* The thread's stack is memory too: it passes the fault point. */
+		high_work.started = !mcg_fault_should_fail() &&
+		                    pthread_create(&t, &attr, high_worker, NULL) == 0;
 		pthread_attr_destroy(&attr);
 	}
 	for (unsigned i = 0; i < high_work.n; i++) {
