@@ -17,7 +17,11 @@
  *   priority   12 (gentle: scan 1/4096 of the objects) down to 0 (all).
  *   protection memory.min (never reclaimed) and memory.low (reclaimed only
  *              when nothing else can give), effective top-down as in the
- *              kernel's effective_protection().
+ *              kernel's effective_protection(); with the option
+ *              memory_recursiveprot (MCG_RECURSIVEPROT, cgroup2's mount
+ *              option; default off) a parent's protection that its
+ *              children do not claim protects them in proportion to their
+ *              unprotected usage, down to the leaves.
  *
  * Typical use (a cache whose entries are charged to their tenant's group):
  *
@@ -341,7 +345,8 @@ unsigned long mcg_reclaim_ex(mcg_group_t *g, unsigned long nr_pages, unsigned fl
 /**
  * mcg_reclaim_protection - @g's effective memory.min and memory.low in
  * pages, as a reclaim of @root's subtree (NULL: the root) computes them
- * top-down (the kernel's effective_protection()).  For tests and tools.
+ * top-down (the kernel's effective_protection(), with its
+ * memory_recursiveprot branch when that option is on).  For tests and tools.
  */
 void mcg_reclaim_protection(mcg_group_t *root, mcg_group_t *g, unsigned long *emin,
                             unsigned long *elow);

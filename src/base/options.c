@@ -23,6 +23,10 @@ static struct mcg_option options[MCG_OPT_COUNT] = {
                  "per-CPU array capacity of every cache (0: chosen by object size)"},
         [MCG_OPT_REAP_MS] = {"reap_ms", "MCG_REAP_MS", 0, 0, 0, 3600000, "ms",
                              "period of the reaper thread the malloc shim starts (0: no reaper)"},
+        [MCG_OPT_RECURSIVEPROT] =
+                {"memory_recursiveprot", "MCG_RECURSIVEPROT", 0, 0, 0, 1, "bool",
+                 "cgroup2's memory_recursiveprot: a parent's unclaimed min/low protects its "
+                 "children in proportion to their unprotected usage"},
 };
 
 static bool options_use_env = true;

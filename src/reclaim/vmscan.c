@@ -37,6 +37,7 @@
 
 #include "base/fault.h"
 #include "base/log.h"
+#include "base/options.h"
 #include "memcg/kmalloc.h"
 #include "os/os.h"
 #include "reclaim/oom.h"
@@ -157,21 +158,38 @@ static void cursor_forget(mcg_group_t *g)
 /* ------------------------------------------------------------ protection */
 
 /*
- * The kernel's effective_protection() (mm/page_counter.c), without the
- * memory_recursiveprot option: what of @setting a child using @usage
- * keeps when its parent (using @parent_usage) has @parent_effective to
- * share among children claiming @siblings_protected in all.
+ * The kernel's effective_protection() (mm/page_counter.c): what of
+ * @setting a child using @usage keeps when its parent (using
+ * @parent_usage) has @parent_effective to share among children claiming
+ * @siblings_protected in all.  @recursive: cgroup2's memory_recursiveprot
+ * (option memory_recursiveprot, MCG_RECURSIVEPROT).
  */
 static long effective_protection(long usage, long parent_usage, long setting, long parent_effective,
-                                 long siblings_protected)
+                                 long siblings_protected, bool recursive)
 {
 	long protected = MCG_MIN(usage, setting);
-	(void)parent_usage;
 	/* Overcommitted: shares in proportion to what each uses of its claim. */
 	if (siblings_protected > parent_effective)
 		return (long)((__int128)protected * parent_effective / siblings_protected);
 	/* Within the parent's protection: what it claims and uses is protected. */
-	return protected;
+	long ep = protected;
+	if (!recursive)
+		return ep;
+	/*
+	 * memory_recursiveprot: the protection the children do not claim is
+	 * shared among them in proportion to their unprotected usage, so a
+	 * protected subtree is protected as a whole while its groups compete
+	 * freely inside it.  Usage and parent usage are read apart: both are
+	 * checked so that the division stays sane.
+	 */
+	if (parent_effective > siblings_protected && parent_usage > siblings_protected &&
+	    usage > protected) {
+		__int128 unclaimed = parent_effective - siblings_protected;
+		unclaimed *= usage - protected;
+		unclaimed /= parent_usage - siblings_protected;
+		ep += (long)unclaimed;
+	}
+	return ep;
 }
 
 /* Compute @g's emin/elow for a reclaim of @root (the parent's are current). */
@@ -189,14 +207,15 @@ static void calculate_protection(mcg_group_t *root, mcg_group_t *g)
 		return;
 	}
 	long parent_usage = mcg_page_counter_read(p);
+	bool recursive = mcg_option(MCG_OPT_RECURSIVEPROT);
 	MCG_WRITE_ONCE(c->emin,
 	               effective_protection(usage, parent_usage, mcg_page_counter_get(c, min),
 	                                    MCG_READ_ONCE(p->emin),
-	                                    MCG_READ_ONCE(p->children_min_usage)));
+	                                    MCG_READ_ONCE(p->children_min_usage), recursive));
 	MCG_WRITE_ONCE(c->elow,
 	               effective_protection(usage, parent_usage, mcg_page_counter_get(c, low),
 	                                    MCG_READ_ONCE(p->elow),
-	                                    MCG_READ_ONCE(p->children_low_usage)));
+	                                    MCG_READ_ONCE(p->children_low_usage), recursive));
 }
 
 static bool below_min(mcg_group_t *root, mcg_group_t *g)
