@@ -55,5 +55,6 @@ void bench_emit_json(const char *bench, const char *variant, const char *extra, 
 int bench_slab_main(int argc, char **argv);    /* bench_slab.c */
 int bench_charge_main(int argc, char **argv);  /* bench_charge.c */
 int bench_reclaim_main(int argc, char **argv); /* bench_reclaim.c */
+int bench_objcg_main(int argc, char **argv);   /* bench_objcg.c */
 
 #endif /* MCG_BENCH_HARNESS_H */

@@ -1,0 +1,824 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/bench_objcg.c - `memcg bench objcg`: what accounting an object to a
+ * memory group costs, and what removing the group costs its frees (issue 4;
+ * seed 000).
+ *
+ * Cases
+ *   free1m  seed 000 TEST #1, reproduced: each of N threads (one per CPU,
+ *           pinned) allocates 1M objects of 64..1024 B from one shared cache,
+ *           then, after a barrier, frees them all, timed; ms per thread,
+ *           mean +- stddev.  Variants: `unaccounted` (a plain cache),
+ *           `alive` (an MCG_CACHE_ACCOUNT cache, each thread in a group
+ *           (mcg_group_enter) while it allocates; the group stays) and
+ *           `removed` (the same, but the group is removed and its last
+ *           reference put after the allocations, before the frees: seed
+ *           000's "dead cache").
+ *   pair    alloc+free pairs of 64 B in one thread, ns per pair: a plain
+ *           cache against an accounted one (the current group, and an
+ *           explicit group), and mcg_malloc against mcg_malloc_account.
+ *   mem     1M live 64 B objects, accounted against unaccounted: the bytes
+ *           per object accounting adds, from the resident set and from
+ *           memory.stat (slab bytes - 64 x objects).
+ *
+ * Method (as bench_slab.c): each measurement is one worker child
+ * (baseline.h) for one variant, the variants visited in a rotated order in
+ * every run, each figure the median over the runs.  pair is timed in the
+ * thread's CPU time, free1m in wall time per thread (its CPU time goes to the
+ * JSON output and to the CPU ratios).  Every worker also checks that the
+ * counters are exact at the end: after all frees and
+ * mcg_group_drain_stocks() the root's memory.current and
+ * nr_dying_descendants read 0; a worker that finds otherwise fails (exit 1),
+ * the bench with it.  Targets (issue 4) are reported PASS / MISS; a MISS is
+ * a finding, not an error exit.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "baseline.h"
+#include "harness.h"
+#include "memcg/group.h"
+#include "memcg/kmalloc.h"
+#include "memcg/slab.h"
+
+#define W_INLINE static inline __attribute__((always_inline))
+#define W_NOINLINE static __attribute__((noinline))
+
+static const size_t free1m_sizes[] = {64, 128, 256, 512, 1024};
+#define NFREE1M 5
+#define MILLION (1u << 20)
+#define MAX_THREADS 64
+#define MAX_VALS (2 * MAX_THREADS + 2)
+#define PAIR_SIZE 64
+#define MEM_SIZE 64
+
+/* Full-mode time per timed pair loop. */
+#define TARGET_NS 100000000.0
+
+/* Targets (issue 4). */
+#define T_REMOVED_ALIVE 1.05 /* free1m: removed / alive, every size */
+#define T_ALIVE_UNACC 1.3    /* free1m: alive / unaccounted, every size */
+#define T_PAIR 1.3           /* pair: accounted / unaccounted */
+#define T_BYTES 8.0          /* mem: bytes per object */
+
+/* ================================================================ worker */
+
+/* Line "@key N" of file @file of @g, or -1. */
+static long long stat_of(mcg_group_t *g, const char *file, const char *key)
+{
+	char buf[8192];
+	if (mcg_group_read(g, file, buf, sizeof(buf)) < 0)
+		return -1;
+	size_t kl = strlen(key);
+	for (char *s = buf; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL)
+		if (!strncmp(s, key, kl) && s[kl] == ' ')
+			return atoll(s + kl + 1);
+	return -1;
+}
+
+/* memory.current of @g in bytes, or -1. */
+static long long current_of(mcg_group_t *g)
+{
+	char b[64];
+	if (mcg_group_read(g, "memory.current", b, sizeof(b)) < 0)
+		return -1;
+	return atoll(b);
+}
+
+/*
+ * The end-of-worker check: every object freed and every group gone, the
+ * root's memory.current must read 0 once the stocks are drained, and no
+ * removed group may linger.  Return 0, or 1 with a note on stderr.
+ */
+static int check_exact(const char *what)
+{
+	mcg_group_drain_stocks();
+	long long cur = current_of(mcg_group_root());
+	long long dying = stat_of(mcg_group_root(), "cgroup.stat", "nr_dying_descendants");
+	if (cur == 0 && dying == 0)
+		return 0;
+	fprintf(stderr,
+	        "memcg bench objcg: %s: at rest the root's memory.current is %lld and "
+	        "nr_dying_descendants %lld (both must be 0)\n",
+	        what, cur, dying);
+	return 1;
+}
+
+/* Pin the calling thread to @cpu (-1: leave it). */
+static void pin_to(int cpu)
+{
+	if (cpu < 0)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* The CPUs this process may run on, in order; return how many (at most @max). */
+static int allowed_cpus(int *cpus, int max)
+{
+	cpu_set_t set;
+	int n = 0;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	for (int i = 0; i < CPU_SETSIZE && n < max; i++)
+		if (CPU_ISSET(i, &set))
+			cpus[n++] = i;
+	return n;
+}
+
+/* One store into each object: the allocation is used, nothing is elided. */
+W_INLINE void w_touch(void *p, uint64_t i) { *(volatile char *)p = (char)i; }
+
+/* An array of @n pointers from mmap (not from the allocator measured), resident. */
+static void **ptr_array(size_t n)
+{
+	void **a = mmap(NULL, n * sizeof(void *), PROT_READ | PROT_WRITE,
+	                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a == MAP_FAILED)
+		return NULL;
+	memset(a, 0, n * sizeof(void *));
+	return a;
+}
+
+/* ---- free1m ---- */
+
+struct f1_shared {
+	mcg_cache_t *cache;
+	mcg_group_t *group; /* NULL: unaccounted */
+	size_t size, n;
+	pthread_barrier_t allocated, go;
+};
+
+struct f1_thread {
+	struct f1_shared *sh;
+	pthread_t tid;
+	int cpu;
+	int err;
+	double ms, cpu_ms; /* the frees: wall and CPU time */
+};
+
+/* The measured frees: one cache, a direct call each. */
+W_NOINLINE void f1_free_all(mcg_cache_t *c, void **objs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		mcg_cache_free(c, objs[i]);
+}
+
+static void *f1_thread_fn(void *arg)
+{
+	struct f1_thread *t = arg;
+	struct f1_shared *sh = t->sh;
+	pin_to(t->cpu);
+	size_t n = sh->n;
+	void **objs = ptr_array(n);
+	if (!objs) {
+		t->err = -1;
+		n = 0;
+	}
+	/* Each thread allocates its own objects, in the group if there is one. */
+	mcg_group_t *prev = sh->group ? mcg_group_enter(sh->group) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!(objs[i] = mcg_cache_alloc(sh->cache))) {
+			t->err = -1;
+			n = i;
+			break;
+		}
+		w_touch(objs[i], i);
+	}
+	if (sh->group)
+		mcg_group_leave(prev);
+	pthread_barrier_wait(&sh->allocated);
+	/* (the main thread removes the group here, for `removed`) */
+	pthread_barrier_wait(&sh->go);
+	uint64_t t0 = bench_now_ns(), c0 = bench_thread_cpu_ns();
+	f1_free_all(sh->cache, objs, n);
+	t->cpu_ms = (double)(bench_thread_cpu_ns() - c0) / 1e6;
+	t->ms = (double)(bench_now_ns() - t0) / 1e6;
+	if (objs)
+		munmap(objs, sh->n * sizeof(void *));
+	return NULL;
+}
+
+/* free1m: SIZE THREADS NOBJ.  Prints each thread's free time in ms: wall, then CPU. */
+static int worker_free1m(const char *variant, int argc, char **argv)
+{
+	if (argc < 3)
+		return 2;
+	bool removed = !strcmp(variant, "removed");
+	bool accounted = removed || !strcmp(variant, "alive");
+	if (!accounted && strcmp(variant, "unaccounted"))
+		return 2;
+	struct f1_shared sh = {.size = strtoul(argv[0], NULL, 0)};
+	int nthr = atoi(argv[1]);
+	sh.n = strtoul(argv[2], NULL, 0);
+	if (nthr < 1 || nthr > MAX_THREADS)
+		return 2;
+	sh.cache = mcg_cache_create("bench-objcg", sh.size, 0, accounted ? MCG_CACHE_ACCOUNT : 0,
+	                            NULL);
+	if (!sh.cache)
+		return 1;
+	if (accounted && mcg_group_create(NULL, "bench-objcg", &sh.group))
+		return 1;
+	int cpus[CPU_SETSIZE];
+	int ncpu = allowed_cpus(cpus, CPU_SETSIZE);
+	struct f1_thread t[MAX_THREADS];
+	pthread_barrier_init(&sh.allocated, NULL, (unsigned)nthr + 1);
+	pthread_barrier_init(&sh.go, NULL, (unsigned)nthr + 1);
+	for (int i = 0; i < nthr; i++) {
+		t[i] = (struct f1_thread){.sh = &sh, .cpu = ncpu ? cpus[i % ncpu] : -1};
+		if (pthread_create(&t[i].tid, NULL, f1_thread_fn, &t[i])) {
+			fprintf(stderr, "memcg bench: pthread_create failed\n");
+			_exit(1); /* the barrier would never open */
+		}
+	}
+	pthread_barrier_wait(&sh.allocated);
+	int err = 0;
+	if (removed) {
+		/* The group goes offline and its last reference goes: the objects
+		 * are charged to the root from now on. */
+		err |= mcg_group_remove(sh.group) ? -1 : 0;
+		mcg_group_put(sh.group);
+		sh.group = NULL;
+	}
+	pthread_barrier_wait(&sh.go);
+	for (int i = 0; i < nthr; i++) {
+		pthread_join(t[i].tid, NULL);
+		err |= t[i].err;
+	}
+	pthread_barrier_destroy(&sh.allocated);
+	pthread_barrier_destroy(&sh.go);
+	if (err)
+		return 1;
+	if (sh.group) {
+		mcg_group_drain_stocks();
+		long long cur = current_of(sh.group);
+		if (cur != 0) {
+			fprintf(stderr,
+			        "memcg bench objcg: free1m: the group's memory.current is "
+			        "%lld after every free (must be 0)\n",
+			        cur);
+			return 1;
+		}
+		if (mcg_group_remove(sh.group))
+			return 1;
+		mcg_group_put(sh.group);
+	}
+	if (mcg_cache_destroy(sh.cache) || check_exact("free1m"))
+		return 1;
+	for (int i = 0; i < nthr; i++)
+		printf("%.4f ", t[i].ms);
+	for (int i = 0; i < nthr; i++)
+		printf("%.4f ", t[i].cpu_ms);
+	printf("\n");
+	return 0;
+}
+
+/* ---- pair ---- */
+
+/* How a pair variant allocates. */
+enum pair_kind {
+	PK_CACHE,           /* mcg_cache_alloc, a plain cache */
+	PK_CACHE_ACCOUNT,   /* mcg_cache_alloc, MCG_CACHE_ACCOUNT, the current group */
+	PK_CACHE_EXPLICIT,  /* mcg_cache_alloc_account(cache, group), a plain cache */
+	PK_KMALLOC,         /* mcg_malloc */
+	PK_KMALLOC_ACCOUNT, /* mcg_malloc_account(size, group) */
+	NR_PK
+};
+
+static const char *const pair_names[NR_PK] = {"unaccounted", "accounted", "accounted-explicit",
+                                              "kmalloc", "kmalloc-accounted"};
+/* The unaccounted variant each one is compared with. */
+static const int pair_base[NR_PK] = {PK_CACHE, PK_CACHE, PK_CACHE, PK_KMALLOC, PK_KMALLOC};
+
+W_INLINE int pair_loop(enum pair_kind k, mcg_cache_t *c, mcg_group_t *g, uint64_t iters)
+{
+	for (uint64_t i = 0; i < iters; i++) {
+		void *p;
+		if (k == PK_CACHE || k == PK_CACHE_ACCOUNT)
+			p = mcg_cache_alloc(c);
+		else if (k == PK_CACHE_EXPLICIT)
+			p = mcg_cache_alloc_account(c, g);
+		else if (k == PK_KMALLOC)
+			p = mcg_malloc(PAIR_SIZE);
+		else
+			p = mcg_malloc_account(PAIR_SIZE, g);
+		if (!p)
+			return -1;
+		w_touch(p, i);
+		if (k == PK_KMALLOC || k == PK_KMALLOC_ACCOUNT)
+			mcg_free(p);
+		else
+			mcg_cache_free(c, p);
+	}
+	return 0;
+}
+
+W_NOINLINE int pair_cache(mcg_cache_t *c, mcg_group_t *g, uint64_t n)
+{
+	return pair_loop(PK_CACHE, c, g, n);
+}
+W_NOINLINE int pair_cache_account(mcg_cache_t *c, mcg_group_t *g, uint64_t n)
+{
+	return pair_loop(PK_CACHE_ACCOUNT, c, g, n);
+}
+W_NOINLINE int pair_cache_explicit(mcg_cache_t *c, mcg_group_t *g, uint64_t n)
+{
+	return pair_loop(PK_CACHE_EXPLICIT, c, g, n);
+}
+W_NOINLINE int pair_kmalloc(mcg_cache_t *c, mcg_group_t *g, uint64_t n)
+{
+	return pair_loop(PK_KMALLOC, c, g, n);
+}
+W_NOINLINE int pair_kmalloc_account(mcg_cache_t *c, mcg_group_t *g, uint64_t n)
+{
+	return pair_loop(PK_KMALLOC_ACCOUNT, c, g, n);
+}
+
+static int (*const pair_fns[NR_PK])(mcg_cache_t *, mcg_group_t *, uint64_t) = {
+        pair_cache, pair_cache_account, pair_cache_explicit, pair_kmalloc, pair_kmalloc_account};
+
+/* Time @iters pairs of kind @k; ns per pair, or -1 on allocation failure. */
+static double pair_time(enum pair_kind k, mcg_cache_t *c, mcg_group_t *g, uint64_t iters)
+{
+	uint64_t t0 = bench_thread_cpu_ns();
+	if (pair_fns[k](c, g, iters))
+		return -1;
+	return (double)(bench_thread_cpu_ns() - t0) / (double)iters;
+}
+
+/* pair: ITERS (0: calibrate to TARGET_NS).  Prints ns per pair. */
+static int worker_pair(const char *variant, int argc, char **argv)
+{
+	if (argc < 1)
+		return 2;
+	int k = 0;
+	while (k < NR_PK && strcmp(variant, pair_names[k]))
+		k++;
+	if (k == NR_PK)
+		return 2;
+	uint64_t iters = strtoull(argv[0], NULL, 0);
+	mcg_cache_t *c = mcg_cache_create("bench-objcg-pair", PAIR_SIZE, 0,
+	                                  k == PK_CACHE_ACCOUNT ? MCG_CACHE_ACCOUNT : 0, NULL);
+	mcg_group_t *g = NULL;
+	if (!c || mcg_group_create(NULL, "bench-objcg", &g))
+		return 1;
+	/* Every variant runs in the group, so only the accounting differs. */
+	mcg_group_t *prev = mcg_group_enter(g);
+	double ns;
+	if (iters == 0) {
+		if (pair_time(k, c, g, 200000) < 0) /* warm up */
+			return 1;
+		ns = pair_time(k, c, g, 1000000);
+		double n = TARGET_NS / (ns > 0.1 ? ns : 0.1);
+		iters = n < 1e6 ? 1000000 : n > 1e8 ? 100000000 : (uint64_t)n;
+	} else if (pair_time(k, c, g, iters / 10 + 1) < 0) {
+		return 1;
+	}
+	ns = pair_time(k, c, g, iters);
+	if (ns < 0)
+		return 1;
+	mcg_group_leave(prev);
+	if (mcg_cache_destroy(c) || mcg_group_remove(g))
+		return 1;
+	mcg_group_put(g);
+	if (check_exact("pair"))
+		return 1;
+	printf("%.4f\n", ns);
+	return 0;
+}
+
+/* ---- mem ---- */
+
+/*
+ * mem: NOBJ.  Prints RSS in KiB before and with the objects live, then the
+ * group's memory.stat slab and memory.current in bytes (0 for unaccounted).
+ */
+static int worker_mem(const char *variant, int argc, char **argv)
+{
+	if (argc < 1)
+		return 2;
+	bool accounted = !strcmp(variant, "accounted");
+	if (!accounted && strcmp(variant, "unaccounted"))
+		return 2;
+	size_t n = strtoul(argv[0], NULL, 0);
+	void **objs = ptr_array(n);
+	mcg_cache_t *c = mcg_cache_create("bench-objcg-mem", MEM_SIZE, 0,
+	                                  accounted ? MCG_CACHE_ACCOUNT : 0, NULL);
+	mcg_group_t *g = NULL;
+	if (!objs || !c || mcg_group_create(NULL, "bench-objcg", &g))
+		return 1;
+	/* Both variants create the cache and the group, and run in the group. */
+	mcg_group_t *prev = mcg_group_enter(g);
+	long start = bench_rss_kib();
+	for (size_t i = 0; i < n; i++) {
+		if (!(objs[i] = mcg_cache_alloc(c)))
+			return 1;
+		w_touch(objs[i], i);
+	}
+	long live = bench_rss_kib();
+	mcg_group_leave(prev);
+	mcg_group_drain_stocks();
+	long long slab = stat_of(g, "memory.stat", "slab"), cur = current_of(g);
+	for (size_t i = 0; i < n; i++)
+		mcg_cache_free(c, objs[i]);
+	munmap(objs, n * sizeof(void *));
+	if (mcg_cache_destroy(c) || mcg_group_remove(g))
+		return 1;
+	mcg_group_put(g);
+	if (check_exact("mem"))
+		return 1;
+	printf("%ld %ld %lld %lld\n", start, live, slab, cur);
+	return 0;
+}
+
+/* `memcg bench objcg --worker CASE VARIANT ARGS...`: one measurement. */
+static int worker_main(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	const char *cas = argv[0], *variant = argv[1];
+	alarm(300); /* a hung worker dies rather than hanging the benchmark */
+	argc -= 2;
+	argv += 2;
+	if (!strcmp(cas, "free1m"))
+		return worker_free1m(variant, argc, argv);
+	if (!strcmp(cas, "pair"))
+		return worker_pair(variant, argc, argv);
+	if (!strcmp(cas, "mem"))
+		return worker_mem(variant, argc, argv);
+	fprintf(stderr, "memcg bench objcg: unknown worker case '%s'\n", cas);
+	return 2;
+}
+
+/* ================================================================ parent */
+
+/* All samples of one case: [config][variant][run][value]. */
+struct matrix {
+	int ncfg, nvar, runs;
+	double *v;
+};
+
+static double *mat_at(const struct matrix *m, int cfg, int var, int run)
+{
+	return m->v + (((size_t)cfg * m->nvar + var) * m->runs + run) * MAX_VALS;
+}
+
+static void mat_free(struct matrix *m) { free(m->v); }
+
+struct ctx {
+	struct bench_opts o;
+	int threads;
+	int met, missed;
+};
+
+/* Worker arguments of config @cfg of a case, into @a (strings in @buf). */
+typedef int (*args_fn)(const struct ctx *x, int cfg, char buf[][32], const char **a);
+
+/*
+ * measure - run every config of case @name for each of the @nvar variants
+ * @names, in every run, the variants rotated per run and config.  @want:
+ * values each worker must print.  Return 0, or -1 if a worker failed.
+ */
+static int measure(struct ctx *x, const char *name, const char *const *names, int nvar, int ncfg,
+                   int want, args_fn fill, struct matrix *m)
+{
+	m->ncfg = ncfg;
+	m->nvar = nvar;
+	m->runs = x->o.runs;
+	m->v = calloc((size_t)ncfg * nvar * x->o.runs * MAX_VALS, sizeof(double));
+	if (!m->v)
+		return -1;
+	for (int r = 0; r < x->o.runs; r++) {
+		uint64_t t0 = bench_now_ns();
+		for (int cfg = 0; cfg < ncfg; cfg++) {
+			for (int j = 0; j < nvar; j++) {
+				int vi = (j + r + cfg) % nvar;
+				/* Every variant is memcg in a plain worker: no preload. */
+				struct bench_variant v = {.name = names[vi],
+				                          .kind = BENCH_MCG_CACHE};
+				char buf[8][32];
+				const char *a[16] = {"bench", "objcg", "--worker", name, names[vi]};
+				int na = 5;
+				na += fill(x, cfg, buf, a + na);
+				a[na] = NULL;
+				int got = bench_worker_run(&v, a, mat_at(m, cfg, vi, r), MAX_VALS);
+				if (got < want) {
+					if (got >= 0)
+						fprintf(stderr,
+						        "memcg bench: %s/%s: %d values, want %d\n",
+						        name, names[vi], got, want);
+					mat_free(m);
+					return -1;
+				}
+			}
+		}
+		if (!x->o.smoke)
+			bench_progress("objcg %s: run %d/%d done (%.1f s)", name, r + 1, x->o.runs,
+			               (double)(bench_now_ns() - t0) / 1e9);
+	}
+	return 0;
+}
+
+/* Median over runs of the mean of values [@first, @first + @count) of each run. */
+static double mat_median(const struct matrix *m, int cfg, int var, int first, int count)
+{
+	double tmp[1024];
+	int n = 0;
+	for (int r = 0; r < m->runs && n < 1024; r++)
+		tmp[n++] = bench_mean(mat_at(m, cfg, var, r) + first, count);
+	return bench_median(tmp, n);
+}
+
+/* Record a target: PASS/MISS, counted, and a JSON line. */
+static const char *target(struct ctx *x, const char *variant, const char *name, double value,
+                          bool pass)
+{
+	if (pass)
+		x->met++;
+	else
+		x->missed++;
+	if (x->o.json) {
+		char extra[160];
+		snprintf(extra, sizeof(extra), "\"name\":\"%s\",\"pass\":%s", name,
+		         pass ? "true" : "false");
+		bench_emit_json("target", variant, extra, value, "ratio");
+	}
+	return pass ? "PASS" : "MISS";
+}
+
+/* ---- free1m ---- */
+
+static const char *const f1_names[] = {"unaccounted", "alive", "removed"};
+enum { F1_UNACC, F1_ALIVE, F1_REMOVED, NF1 };
+
+static size_t free1m_objs(const struct ctx *x) { return x->o.smoke ? 10000 : MILLION; }
+
+static int free1m_args(const struct ctx *x, int cfg, char buf[][32], const char **a)
+{
+	snprintf(buf[0], 32, "%zu", free1m_sizes[cfg]);
+	snprintf(buf[1], 32, "%d", x->threads);
+	snprintf(buf[2], 32, "%zu", free1m_objs(x));
+	a[0] = buf[0];
+	a[1] = buf[1];
+	a[2] = buf[2];
+	return 3;
+}
+
+/* Stddev of values [@first, @first + @nv) over every run (every thread's time). */
+static double pooled_sd(const struct matrix *m, int cfg, int var, int first, int nv)
+{
+	double all[MAX_VALS * 64];
+	int n = 0;
+	for (int r = 0; r < m->runs; r++)
+		for (int i = 0; i < nv && n < MAX_VALS * 64; i++)
+			all[n++] = mat_at(m, cfg, var, r)[first + i];
+	return bench_stddev(all, n);
+}
+
+/* Median over runs of the per-run ratio of variant @a to @b (values [first, first+nv)). */
+static double run_ratio(const struct matrix *m, int cfg, int a, int b, int first, int nv)
+{
+	double q[1024];
+	int n = 0;
+	for (int r = 0; r < m->runs && n < 1024; r++)
+		q[n++] = bench_mean(mat_at(m, cfg, a, r) + first, nv) /
+		         bench_mean(mat_at(m, cfg, b, r) + first, nv);
+	return bench_median(q, n);
+}
+
+static int case_free1m(struct ctx *x)
+{
+	struct matrix m;
+	int nt = x->threads;
+	if (measure(x, "free1m", f1_names, NF1, NFREE1M, 2 * nt, free1m_args, &m))
+		return -1;
+	if (!x->o.json) {
+		printf("\n== free1m (seed 000 TEST #1): each of %d threads frees %zu objects of "
+		       "one cache; ms per thread\n   (median over %d run%s of the mean; +- stddev "
+		       "over all threads and runs) ==\n",
+		       nt, free1m_objs(x), x->o.runs, x->o.runs > 1 ? "s" : "");
+		printf("%5s %14s %14s %14s | %13s %11s | %8s %8s | %s\n", "size", "unaccounted",
+		       "alive", "removed", "removed/alive", "alive/unacc", "r/a cpu", "a/u cpu",
+		       "target");
+	}
+	for (int cfg = 0; cfg < NFREE1M; cfg++) {
+		size_t size = free1m_sizes[cfg];
+		double val[NF1];
+		if (!x->o.json)
+			printf("%5zu", size);
+		for (int i = 0; i < NF1; i++) {
+			val[i] = mat_median(&m, cfg, i, 0, nt);
+			double sd = pooled_sd(&m, cfg, i, 0, nt);
+			if (x->o.json) {
+				char extra[200];
+				snprintf(extra, sizeof(extra),
+				         "\"size\":%zu,\"threads\":%d,\"objects\":%zu,\"runs\":%d,"
+				         "\"stddev\":%.3f,\"cpu_ms\":%.3f",
+				         size, nt, free1m_objs(x), x->o.runs, sd,
+				         mat_median(&m, cfg, i, nt, nt));
+				bench_emit_json("free1m", f1_names[i], extra, val[i], "ms");
+			} else {
+				char cell[32];
+				snprintf(cell, sizeof(cell), "%.1f +- %.1f", val[i], sd);
+				printf(" %14s", cell);
+			}
+		}
+		/* Ratios of the medians (the figures shown); CPU ratios per run, medians. */
+		double ra = val[F1_REMOVED] / val[F1_ALIVE], au = val[F1_ALIVE] / val[F1_UNACC];
+		double ra_cpu = run_ratio(&m, cfg, F1_REMOVED, F1_ALIVE, nt, nt);
+		double au_cpu = run_ratio(&m, cfg, F1_ALIVE, F1_UNACC, nt, nt);
+		char tname[48];
+		snprintf(tname, sizeof(tname), "free1m-%zu-removed/alive", size);
+		const char *t1 = target(x, "removed", tname, ra, ra <= T_REMOVED_ALIVE);
+		snprintf(tname, sizeof(tname), "free1m-%zu-alive/unaccounted", size);
+		const char *t2 = target(x, "alive", tname, au, au <= T_ALIVE_UNACC);
+		if (!x->o.json)
+			printf(" | %13.3f %11.3f | %8.3f %8.3f | %s/%s\n", ra, au, ra_cpu, au_cpu,
+			       t1, t2);
+	}
+	if (!x->o.json)
+		printf("targets: removed/alive <= %.2f and alive/unaccounted <= %.2f at every size "
+		       "(wall time; PASS/MISS in that order); CPU-time ratios for information\n",
+		       T_REMOVED_ALIVE, T_ALIVE_UNACC);
+	mat_free(&m);
+	return 0;
+}
+
+/* ---- pair ---- */
+
+static int pair_args(const struct ctx *x, int cfg, char buf[][32], const char **a)
+{
+	snprintf(buf[0], 32, "%d", x->o.smoke ? 20000 : 0);
+	a[0] = buf[0];
+	return 1;
+}
+
+static int case_pair(struct ctx *x)
+{
+	struct matrix m;
+	if (measure(x, "pair", pair_names, NR_PK, 1, 1, pair_args, &m))
+		return -1;
+	if (!x->o.json) {
+		printf("\n== pair: alloc+free pairs of %d B, one thread, ns per pair (median of %d "
+		       "run%s) ==\n",
+		       PAIR_SIZE, x->o.runs, x->o.runs > 1 ? "s" : "");
+		printf("  %-20s %10s %12s  %s\n", "variant", "ns/pair", "ratio", "vs");
+	}
+	double val[NR_PK];
+	for (int k = 0; k < NR_PK; k++)
+		val[k] = mat_median(&m, 0, k, 0, 1);
+	for (int k = 0; k < NR_PK; k++) {
+		int b = pair_base[k];
+		/* The ratio is the median of the per-run ratios (variants of one run
+		 * ran back to back). */
+		double q = b == k ? 1.0 : run_ratio(&m, 0, k, b, 0, 1);
+		const char *t = "";
+		if (b != k) {
+			char tname[48];
+			snprintf(tname, sizeof(tname), "pair-%d-%s", PAIR_SIZE, pair_names[k]);
+			t = target(x, pair_names[k], tname, q, q <= T_PAIR);
+		}
+		if (x->o.json) {
+			char extra[96];
+			snprintf(extra, sizeof(extra), "\"size\":%d,\"threads\":1,\"runs\":%d",
+			         PAIR_SIZE, x->o.runs);
+			bench_emit_json("pair", pair_names[k], extra, val[k], "ns");
+		} else {
+			printf("  %-20s %10.2f %12.3f  %s %s\n", pair_names[k], val[k], q,
+			       b == k ? "" : pair_names[b], t);
+		}
+	}
+	if (!x->o.json)
+		printf("target: each accounted pair <= %.1fx its unaccounted counterpart "
+		       "(median of the per-run ratios)\n",
+		       T_PAIR);
+	mat_free(&m);
+	return 0;
+}
+
+/* ---- mem ---- */
+
+static const char *const mem_names[] = {"unaccounted", "accounted"};
+
+static size_t mem_objs(const struct ctx *x) { return x->o.smoke ? 20000 : MILLION; }
+
+static int mem_args(const struct ctx *x, int cfg, char buf[][32], const char **a)
+{
+	snprintf(buf[0], 32, "%zu", mem_objs(x));
+	a[0] = buf[0];
+	return 1;
+}
+
+static int case_mem(struct ctx *x)
+{
+	struct matrix m;
+	if (measure(x, "mem", mem_names, 2, 1, 4, mem_args, &m))
+		return -1;
+	double n = (double)mem_objs(x);
+	double grow[2][1024], d_rss[1024], d_stat[1024], d_cur[1024];
+	int runs = m.runs < 1024 ? m.runs : 1024;
+	for (int r = 0; r < runs; r++) {
+		for (int i = 0; i < 2; i++) {
+			double *v = mat_at(&m, 0, i, r);
+			grow[i][r] = (v[1] - v[0]) * 1024.0; /* bytes */
+		}
+		double *a = mat_at(&m, 0, 1, r);
+		d_rss[r] = (grow[1][r] - grow[0][r]) / n;
+		d_stat[r] = (a[2] - MEM_SIZE * n) / n;
+		d_cur[r] = (a[3] - MEM_SIZE * n) / n;
+	}
+	double g0 = bench_median(grow[0], runs), g1 = bench_median(grow[1], runs);
+	double o_rss = bench_median(d_rss, runs), o_stat = bench_median(d_stat, runs),
+	       o_cur = bench_median(d_cur, runs);
+	if (x->o.json) {
+		char extra[160];
+		for (int i = 0; i < 2; i++) {
+			snprintf(
+			        extra, sizeof(extra),
+			        "\"size\":%d,\"objects\":%zu,\"runs\":%d,\"metric\":\"rss_growth\"",
+			        MEM_SIZE, mem_objs(x), x->o.runs);
+			bench_emit_json("mem", mem_names[i], extra, (i ? g1 : g0) / 1048576.0,
+			                "MiB");
+		}
+		const char *metric[] = {"overhead_rss", "overhead_stat_slab", "overhead_current"};
+		double val[] = {o_rss, o_stat, o_cur};
+		for (int i = 0; i < 3; i++) {
+			snprintf(extra, sizeof(extra),
+			         "\"size\":%d,\"objects\":%zu,\"runs\":%d,\"metric\":\"%s\"",
+			         MEM_SIZE, mem_objs(x), x->o.runs, metric[i]);
+			bench_emit_json("mem", "accounted", extra, val[i], "B/object");
+		}
+	}
+	const char *t1 = target(x, "accounted", "mem-overhead-rss", o_rss, o_rss <= T_BYTES);
+	const char *t2 = target(x, "accounted", "mem-overhead-stat", o_stat, o_stat <= T_BYTES);
+	if (!x->o.json) {
+		printf("\n== mem: %zu live %d B objects, accounted vs unaccounted (median of %d "
+		       "run%s) ==\n",
+		       mem_objs(x), MEM_SIZE, x->o.runs, x->o.runs > 1 ? "s" : "");
+		printf("  RSS growth: unaccounted %.2f MiB, accounted %.2f MiB\n", g0 / 1048576.0,
+		       g1 / 1048576.0);
+		printf("  overhead per object, from the RSS difference:           %6.2f B  %s\n",
+		       o_rss, t1);
+		printf("  overhead per object, from memory.stat slab - %d x N:     %6.2f B  %s\n",
+		       MEM_SIZE, o_stat, t2);
+		printf("  overhead per object, from memory.current - %d x N:       %6.2f B  "
+		       "(whole pages; for information)\n",
+		       MEM_SIZE, o_cur);
+		printf("target: <= %.0f B per object\n", T_BYTES);
+	}
+	mat_free(&m);
+	return 0;
+}
+
+/* ================================================================ main */
+
+int bench_objcg_main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "--worker"))
+		return worker_main(argc - 2, argv + 2);
+	/* --case NAME runs one case (free1m, pair, mem); the rest are the common flags. */
+	const char *only = NULL;
+	char *args[64];
+	int nargs = 0;
+	for (int i = 0; i < argc && nargs < 63; i++) {
+		if (!strcmp(argv[i], "--case") && i + 1 < argc)
+			only = argv[++i];
+		else
+			args[nargs++] = argv[i];
+	}
+	args[nargs] = NULL;
+	if (only && strcmp(only, "free1m") && strcmp(only, "pair") && strcmp(only, "mem")) {
+		fprintf(stderr, "memcg bench objcg: unknown case '%s' (free1m, pair, mem)\n", only);
+		return 2;
+	}
+	struct ctx x = {0};
+	int rc = bench_parse_opts(nargs, args, &x.o);
+	if (rc)
+		return rc;
+	int cpus[CPU_SETSIZE];
+	x.threads = x.o.threads > 0 ? x.o.threads : allowed_cpus(cpus, CPU_SETSIZE);
+	if (x.threads < 1)
+		x.threads = 1;
+	if (x.threads > MAX_THREADS)
+		x.threads = MAX_THREADS;
+	uint64_t t0 = bench_now_ns();
+	if (!x.o.json)
+		printf("memcg bench objcg%s: accounted objects; each measurement in its own "
+		       "process, variants interleaved\n",
+		       x.o.smoke ? " (smoke: figures mean nothing)" : "");
+#define WANT(name) (!only || !strcmp(only, name))
+	rc = (WANT("free1m") && case_free1m(&x)) || (WANT("pair") && case_pair(&x)) ||
+	     (WANT("mem") && case_mem(&x));
+#undef WANT
+	if (!rc && !x.o.json)
+		printf("\ntargets: %d met, %d missed (%.0f s)\n", x.met, x.missed,
+		       (double)(bench_now_ns() - t0) / 1e9);
+	return rc ? 1 : 0;
+}
