@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/cmd_run.c - `memcg run [-o FILE] -- CMD [ARGS...]`: run an unmodified
- * program on memcg's allocator and print its slabinfo when it exits.
+ * tools/cmd_run.c - `memcg run [-o FILE] [--max SIZE] [--high SIZE] -- CMD
+ * [ARGS...]`: run an unmodified program on memcg's allocator and print its
+ * slabinfo when it exits; with --max/--high, its heap is charged to a group
+ * with those limits, whose files are printed too (src/preload/heap.c).
  *
  * memcg run forks; the child puts libmemcg-preload.so in LD_PRELOAD and tells
  * the shim who reports and where (MCG_REPORT_PID, MCG_REPORT_FILE or
@@ -16,6 +18,7 @@
 #include <glob.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "memcg/group.h"
 
 #define PRELOAD_NAME "libmemcg-preload.so"
 
@@ -197,16 +201,54 @@ int mcg_run_program(char *const argv[], const char *preload, const char *report_
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: memcg run [-o FILE] [--] CMD [ARGS...]\n"
+	fprintf(f, "usage: memcg run [-o FILE] [--max SIZE] [--high SIZE] [--] CMD [ARGS...]\n"
 	           "  Run CMD on memcg's allocator (libmemcg-preload.so) and, when it exits,\n"
 	           "  print its slabinfo to its stderr, or to FILE with -o.  Exits with CMD's\n"
 	           "  status (128 + N if killed by signal N).  MCG_PRELOAD_LIB overrides where\n"
-	           "  the shim is found; MCG_* options (memcg options) apply to CMD.\n");
+	           "  the shim is found; MCG_* options (memcg options) apply to CMD.\n"
+	           "  --max SIZE, --high SIZE: charge CMD's heap to a memory group with that\n"
+	           "  memory.max (over it malloc fails with ENOMEM) and memory.high (over it\n"
+	           "  allocations are throttled); SIZE is bytes with an optional K/M/G/T\n"
+	           "  suffix, or max.  The report then ends with the group's memory.current,\n"
+	           "  memory.stat and memory.events.  Each process CMD starts gets a group of\n"
+	           "  its own with the same limits (the environment MCG_HEAP_MAX/_HIGH).\n");
+}
+
+/* Check @value as memory.max/memory.high would, on a scratch group. */
+static bool limit_valid(const char *opt, const char *value)
+{
+	mcg_group_t *g;
+	if (mcg_group_create(NULL, "memcg-run-check", &g))
+		return false;
+	int err = mcg_group_write(g, "memory.max", value);
+	mcg_group_remove(g);
+	mcg_group_put(g);
+	if (err)
+		fprintf(stderr, "memcg run: %s '%s': not a size (bytes, K/M/G/T, or max)\n", opt,
+		        value);
+	return err == 0;
+}
+
+/* Parse "--NAME VALUE" or "--NAME=VALUE" at argv[*i] into *@value. */
+static bool take_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+	if (strncmp(a, name, n))
+		return false;
+	if (a[n] == '=') {
+		*value = a + n + 1;
+		return true;
+	}
+	if (a[n] || *i + 1 >= argc)
+		return false;
+	*value = argv[++*i];
+	return true;
 }
 
 int mcg_cmd_run(int argc, char **argv)
 {
-	const char *out = NULL;
+	const char *out = NULL, *max = NULL, *high = NULL;
 	int i = 1;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
@@ -226,6 +268,9 @@ int mcg_cmd_run(int argc, char **argv)
 			out = a + 2;
 			continue;
 		}
+		if (take_value(argc, argv, &i, "--max", &max) ||
+		    take_value(argc, argv, &i, "--high", &high))
+			continue;
 		if (a[0] == '-') {
 			fprintf(stderr, "memcg run: unknown or incomplete option '%s'\n", a);
 			usage(stderr);
@@ -237,6 +282,13 @@ int mcg_cmd_run(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if ((max && !limit_valid("--max", max)) || (high && !limit_valid("--high", high)))
+		return 2;
+	/* The shim reads them (src/preload/heap.c); unset: no heap group. */
+	if (max ? setenv("MCG_HEAP_MAX", max, 1) : unsetenv("MCG_HEAP_MAX"))
+		return 2;
+	if (high ? setenv("MCG_HEAP_HIGH", high, 1) : unsetenv("MCG_HEAP_HIGH"))
+		return 2;
 	char preload[PATH_MAX];
 	if (mcg_run_find_preload(preload, sizeof(preload)))
 		return 2;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * preload/exit_report.c - the shim's process life: start the reaper when
- * asked, and print slabinfo when the program that `memcg run` started exits.
+ * asked, and print slabinfo (and the heap group's files, preload/heap.c)
+ * when the program that `memcg run` started exits.
  *
  * The protocol with `memcg run` (tools/cmd_run.c) is three environment
  * variables, read once by the constructor:
@@ -43,6 +44,7 @@
 #include "base/log.h"
 #include "base/options.h"
 #include "memcg/slab.h"
+#include "preload/heap.h"
 
 static pid_t report_pid;   /* 0: do not report */
 static int report_fd = -1; /* used when report_path is empty */
@@ -128,6 +130,8 @@ static void report_now(void)
 		}
 	}
 	int err = mcg_slabinfo_write(fd);
+	if (!err)
+		mcg_preload_heap_report(fd); /* memcg run --max/--high */
 	if (err && report_path[0])
 		mcg_log("cannot write the slabinfo report to %s", report_path);
 	if (report_path[0])

@@ -24,6 +24,9 @@
  *     every lock free and every list consistent.
  *   - Thread exit: there are no thread caches, only per-CPU arrays, so a
  *     thread that exits leaves nothing behind and TLS destructors may free.
+ *   - Heap accounting (memcg run --max/--high): preload/heap.c sets
+ *     mcg_preload_heap in a constructor, before any thread exists; from then
+ *     on the allocating calls charge it (slab/account.h).
  * No locks here; the slab layer's locks are described in slab/slab.h.
  */
 #include <errno.h>
@@ -33,13 +36,22 @@
 
 #include "base/compiler.h"
 #include "memcg/kmalloc.h"
+#include "preload/heap.h"
+#include "slab/account.h"
 
 /* cfree is gone from glibc's headers; old programs may still call it. */
 void cfree(void *ptr);
 
 /* ------------------------------------------------------------ fast paths */
 
-mcg_public void *malloc(size_t size) { return mcg_malloc(size); }
+/* With a heap group (preload/heap.c) every allocation is charged to it. */
+mcg_public void *malloc(size_t size)
+{
+	struct mcg_objcg *heap = mcg_preload_heap;
+	if (unlikely(heap))
+		return mcg_kmalloc_objcg(size, heap);
+	return mcg_malloc(size);
+}
 
 mcg_public void free(void *ptr) { mcg_free(ptr); }
 
@@ -47,9 +59,16 @@ mcg_public void free(void *ptr) { mcg_free(ptr); }
 
 mcg_public void cfree(void *ptr) { mcg_free(ptr); }
 
-mcg_public void *calloc(size_t n, size_t size) { return mcg_calloc(n, size); }
+mcg_public void *calloc(size_t n, size_t size)
+{
+	return mcg_kcalloc_objcg(n, size, mcg_preload_heap);
+}
 
-mcg_public void *realloc(void *ptr, size_t size) { return mcg_realloc(ptr, size); }
+/* A moved block stays charged where it was (mcg_realloc); a new one is the heap's. */
+mcg_public void *realloc(void *ptr, size_t size)
+{
+	return ptr ? mcg_realloc(ptr, size) : malloc(size);
+}
 
 mcg_public void *reallocarray(void *ptr, size_t n, size_t size)
 {
@@ -58,15 +77,30 @@ mcg_public void *reallocarray(void *ptr, size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return mcg_realloc(ptr, total);
+	return realloc(ptr, total);
+}
+
+static void *heap_aligned(size_t align, size_t size)
+{
+	return mcg_kaligned_objcg(align, size, mcg_preload_heap);
 }
 
 mcg_public int posix_memalign(void **out, size_t align, size_t size)
 {
-	return mcg_posix_memalign(out, align, size);
+	if (align < sizeof(void *) || (align & (align - 1)))
+		return EINVAL; /* @out is declared nonnull by glibc's header */
+	int saved = errno;
+	void *p = heap_aligned(align, size);
+	if (!p) {
+		int e = errno;
+		errno = saved;
+		return e == EINVAL ? EINVAL : ENOMEM;
+	}
+	*out = p;
+	return 0;
 }
 
-mcg_public void *aligned_alloc(size_t align, size_t size) { return mcg_aligned_alloc(align, size); }
+mcg_public void *aligned_alloc(size_t align, size_t size) { return heap_aligned(align, size); }
 
 /* The page size, from the auxiliary vector (no syscall, no heap). */
 static size_t page_size(void)
@@ -78,7 +112,7 @@ static size_t page_size(void)
 mcg_public void *memalign(size_t align, size_t size)
 {
 	if (align <= 16)
-		return mcg_malloc(size);
+		return malloc(size);
 	if (align & (align - 1)) {
 		/* glibc rounds up to the next power of two. */
 		if (align > ((size_t)1 << (sizeof(size_t) * 8 - 1))) {
@@ -87,10 +121,10 @@ mcg_public void *memalign(size_t align, size_t size)
 		}
 		align = (size_t)1 << (sizeof(size_t) * 8 - (size_t)__builtin_clzl(align));
 	}
-	return mcg_aligned_alloc(align, size);
+	return heap_aligned(align, size);
 }
 
-mcg_public void *valloc(size_t size) { return mcg_aligned_alloc(page_size(), size); }
+mcg_public void *valloc(size_t size) { return heap_aligned(page_size(), size); }
 
 mcg_public void *pvalloc(size_t size)
 {
@@ -100,7 +134,7 @@ mcg_public void *pvalloc(size_t size)
 		return NULL;
 	}
 	size_t rounded = size ? MCG_ALIGN_UP(size, ps) : ps;
-	return mcg_aligned_alloc(ps, rounded);
+	return heap_aligned(ps, rounded);
 }
 
 mcg_public size_t malloc_usable_size(void *ptr) { return mcg_malloc_usable_size(ptr); }
