@@ -6,6 +6,8 @@
  * cgroup.stat) and mcg_obj_group().  "slot" below is an object's charge:
  * its slot size plus 8 bytes (its objcg vector entry).
  *
+ * test_kmem_drain_lock_order: a REPRODUCER of a core bug (see there).
+ *
  * test_kmem_memcg_deletion (the selftest's test_kmem_memcg_deletion):
  *
  *     root
@@ -62,6 +64,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 
 #include "memcg/debug.h"
@@ -166,6 +169,42 @@ static void setup_caches(void)
 	slot_acct = (long)st.slot_size + 8;
 	mcg_cache_stats(krecl, &st);
 	slot_recl = (long)st.slot_size + 8;
+}
+
+/* ------------------------------------------------------------ reproducer */
+
+/*
+ * REPRODUCER (core bug, found by this file, reported to the lead): in debug
+ * builds (the sanitizer builds) mcg_group_drain_stocks() dies with "lock
+ * order violated: rank 45 taken while holding rank 90".  group/stock.c's
+ * mcg_stock_drain_words() locks every CPU's words (MCG_RANK_LEAF), then
+ * unlocks and drains them one CPU at a time, so the byte stock's
+ * drain_word() -> units_return() takes an objcg's lock (MCG_RANK_OBJCG)
+ * while the later CPUs' word locks are still held.  Needs 2+ CPUs and a
+ * stocked word on a CPU before the last one: free accounted objects on
+ * every CPU, then drain.
+ */
+static void *alloc_free_on(void *arg)
+{
+	unsigned cpu = (unsigned)(uintptr_t)arg;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	void *p = mcg_malloc_account(100, mcg_group_root());
+	mcg_free(p);
+	return NULL;
+}
+
+static void test_kmem_drain_lock_order(void)
+{
+	for (unsigned cpu = 0; cpu < mcg_nr_cpus() && cpu < 64; cpu++) {
+		pthread_t t;
+		pthread_create(&t, NULL, alloc_free_on, (void *)(uintptr_t)cpu);
+		pthread_join(t, NULL);
+	}
+	mcg_group_drain_stocks(); /* debug builds: FATAL lock order violated */
+	CHECK_EQ(cur(mcg_group_root()), 0);
 }
 
 /* ------------------------------------------------------------ deletion */
@@ -568,6 +607,7 @@ static void test_kmem_at_rest(void)
 int main(void)
 {
 	setup_caches();
+	RUN(test_kmem_drain_lock_order);
 	RUN(test_kmem_memcg_deletion);
 	RUN(test_kmem_reparent_live);
 	RUN(test_kmem_dead_cgroups);

@@ -25,6 +25,8 @@
  *   |current - (anon + kernel)| <= MCG_GROUP_STOCK_SLACK_PAGES x CPUs
  *   after a drain: current == anon + kernel, exactly.
  *
+ * test_vector_attach_race first: a REPRODUCER of a core race (see there).
+ *
  * Runs natively, then with MCG_RSEQ=0; under TSan (locks only) once, for
  * MCG_STRESS_SECONDS (default 2, 3 under TSan) each.
  */
@@ -373,6 +375,57 @@ static void test_objcg_mt(void)
 	CHECK_EQ(mcg_cache_destroy(krecl), 0);
 }
 
+/*
+ * REPRODUCER (core race, found by this file under TSan, reported to the
+ * lead): slab/account.c mcg_cache_free_account() reads s->objcgs with a plain
+ * load while slab_objcgs() on another thread may be doing its
+ * compare-exchange on it (it lost the race to attach a vector to a fresh
+ * slab: TSan counts a CAS as a write, failed or not).  Two threads allocate
+ * and free accounted objects of a fresh cache at once, many times; TSan
+ * reports "data race ... account.c in slab_objcgs" until the free path loads
+ * the pointer atomically.
+ */
+static pthread_barrier_t attach_bar;
+static mcg_cache_t *attach_cache;
+
+static void *attach_and_free(void *arg)
+{
+	(void)arg;
+	for (int round = 0; round < 200; round++) {
+		pthread_barrier_wait(&attach_bar); /* a fresh cache */
+		for (int i = 0; i < 4; i++) {
+			void *p = mcg_cache_alloc_account(attach_cache, s);
+			CHECK(p != NULL);
+			mcg_cache_free(attach_cache, p);
+		}
+		pthread_barrier_wait(&attach_bar); /* done with it */
+	}
+	return NULL;
+}
+
+static void test_vector_attach_race(void)
+{
+	REQUIRE(mcg_group_create(NULL, "s", &s) == 0);
+	pthread_barrier_init(&attach_bar, NULL, 3);
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, attach_and_free, NULL);
+	for (int round = 0; round < 200; round++) {
+		attach_cache = mcg_cache_create("objcg-attach", 64, 0, MCG_CACHE_ACCOUNT, NULL);
+		pthread_barrier_wait(&attach_bar);
+		pthread_barrier_wait(&attach_bar);
+		CHECK_EQ(mcg_cache_destroy(attach_cache), 0);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&attach_bar);
+	mcg_group_drain_stocks();
+	CHECK_EQ(read_long(s, "memory.current"), 0);
+	CHECK_EQ(mcg_group_remove(s), 0);
+	mcg_group_put(s);
+	s = NULL;
+}
+
 static int reports;
 static void on_report(const mcg_report_t *r)
 {
@@ -387,6 +440,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	fprintf(stderr, "mode: %s\n", mcg_percpu_mode() == MCG_PERCPU_RSEQ ? "rseq" : "locked");
 	mcg_set_report_handler(on_report);
+	RUN(test_vector_attach_race);
 	RUN(test_objcg_mt);
 	RUN(test_no_reports);
 	int rc = test_done();
