@@ -223,7 +223,11 @@ typedef struct mcg_shrink_control {
 enum mcg_shrinker_flags {
 	/** Called per group, with the objects of sc->group only (use a memcg-aware list_lru). */
 	MCG_SHRINKER_MEMCG_AWARE = 1u << 0,
-	/** Called per node, with the objects of sc->nid only. */
+	/**
+	 * Called per node, with the objects of sc->nid only; a group is
+	 * marked per node, so reclaim of one node skips groups with nothing
+	 * there.  Without it: called on node 0 only, about every node's objects.
+	 */
 	MCG_SHRINKER_NUMA_AWARE = 1u << 1,
 };
 
@@ -289,13 +293,15 @@ void *mcg_shrinker_private(const mcg_shrinker_t *s);
 
 /**
  * mcg_list_lru_shrink_count - count_objects for a shrinker over @lru:
- * the objects of @sc's group and node, MCG_SHRINK_EMPTY when none.
+ * the objects of @sc's group and node (every node when the shrinker is
+ * not NUMA-aware), MCG_SHRINK_EMPTY when none.
  */
 unsigned long mcg_list_lru_shrink_count(mcg_list_lru_t *lru, const mcg_shrink_control_t *sc);
 
 /**
- * mcg_list_lru_shrink_walk - walk @sc's group and node list for up to
- * sc->nr_to_scan items (mcg_list_lru_walk_one()).  Return: items removed.
+ * mcg_list_lru_shrink_walk - walk @sc's group and node list (every node
+ * in turn when the shrinker is not NUMA-aware) for up to sc->nr_to_scan
+ * items (mcg_list_lru_walk_one()).  Return: items removed.
  */
 unsigned long mcg_list_lru_shrink_walk(mcg_list_lru_t *lru, mcg_shrink_control_t *sc,
                                        mcg_lru_isolate_fn isolate, void *arg);
@@ -341,6 +347,17 @@ unsigned long mcg_reclaim(mcg_group_t *g, unsigned long nr_pages, unsigned flags
 /** mcg_reclaim_ex - mcg_reclaim() that also fills @res (may be NULL). */
 unsigned long mcg_reclaim_ex(mcg_group_t *g, unsigned long nr_pages, unsigned flags,
                              mcg_reclaim_result_t *res);
+
+/**
+ * mcg_reclaim_node - mcg_reclaim_ex() on NUMA node @nid only (the
+ * kernel's node reclaim): NUMA-aware shrinkers are asked about their
+ * objects on @nid, the others only when @nid is 0, and a group that holds
+ * nothing on @nid for any shrinker is skipped without calling one (marks
+ * are per node per group).  @nid out of range: 0, nothing done.
+ * Return: pages reclaimed.
+ */
+unsigned long mcg_reclaim_node(mcg_group_t *g, unsigned nid, unsigned long nr_pages, unsigned flags,
+                               mcg_reclaim_result_t *res);
 
 /**
  * mcg_reclaim_protection - @g's effective memory.min and memory.low in

@@ -45,6 +45,7 @@ struct mcg_lru_memcg {
 struct mcg_list_lru {
 	int id;
 	bool memcg_aware;
+	bool numa_aware;              /* its shrinker is: asked per node, else on node 0 for all */
 	bool own_id;                  /* created without a shrinker */
 	struct mcg_lru_memcg *global; /* !memcg_aware: the lists */
 };
@@ -193,7 +194,8 @@ static void reparent_lists(mcg_list_lru_t *lru, struct mcg_lru_memcg *m, mcg_gro
 		if (p) {
 			link_splice_tail(&l->head, &p->head);
 			if (p->nr_items == 0)
-				mcg_shrinker_mark(owner, lru->id);
+				mcg_shrinker_mark(owner, lru->id,
+				                  mcg_shrinker_mark_nid(lru->id, nid));
 			nr_add(p, l->nr_items);
 			mcg_unlock(&p->lock);
 		} else if (l->nr_items > 0) {
@@ -242,6 +244,7 @@ mcg_public int mcg_list_lru_create(mcg_shrinker_t *shrinker, mcg_list_lru_t **ou
 	if (!lru)
 		return -ENOMEM;
 	lru->memcg_aware = shrinker && (shrinker->ops.flags & MCG_SHRINKER_MEMCG_AWARE);
+	lru->numa_aware = !shrinker || (shrinker->ops.flags & MCG_SHRINKER_NUMA_AWARE);
 	if (shrinker) {
 		lru->id = shrinker->id;
 	} else {
@@ -313,7 +316,7 @@ mcg_public int mcg_list_lru_add(mcg_list_lru_t *lru, mcg_lru_link_t *item, unsig
 		link_add_tail(item, &l->head);
 		nr_add(l, 1);
 		if (l->nr_items == 1 && lru->memcg_aware)
-			mcg_shrinker_mark(owner, lru->id);
+			mcg_shrinker_mark(owner, lru->id, lru->numa_aware ? nid : 0);
 		ret = 1;
 	}
 	mcg_unlock(&l->lock);
@@ -517,20 +520,34 @@ mcg_public unsigned long mcg_list_lru_shrink_count(mcg_list_lru_t *lru,
 		return MCG_SHRINK_EMPTY;
 	mcg_group_t *g = sc->group ? sc->group : mcg_group_root();
 	struct mcg_lru_memcg *m = lists_peek(lru, g);
-	long n = m && sc->nid < m->nr_nodes
-	                 ? __atomic_load_n(&m->node[sc->nid].nr_items, __ATOMIC_RELAXED)
-	                 : 0;
+	long n = 0;
+	if (m && lru->numa_aware) {
+		if (sc->nid < m->nr_nodes)
+			n = __atomic_load_n(&m->node[sc->nid].nr_items, __ATOMIC_RELAXED);
+	} else if (m) {
+		/* Its shrinker is asked once, on node 0, about every node. */
+		for (unsigned nid = 0; nid < m->nr_nodes; nid++) {
+			long k = __atomic_load_n(&m->node[nid].nr_items, __ATOMIC_RELAXED);
+			n += k > 0 ? k : 0;
+		}
+	}
 	return n > 0 ? (unsigned long)n : MCG_SHRINK_EMPTY;
 }
 
 mcg_public unsigned long mcg_list_lru_shrink_walk(mcg_list_lru_t *lru, mcg_shrink_control_t *sc,
                                                   mcg_lru_isolate_fn isolate, void *arg)
 {
-	if (!sc)
+	if (!sc || !lru)
 		return 0;
-	unsigned long nr = sc->nr_to_scan;
+	unsigned long nr = sc->nr_to_scan, n = 0;
 	mcg_group_t *g = sc->group ? sc->group : mcg_group_root();
-	unsigned long n = mcg_list_lru_walk_one(lru, sc->nid, g, isolate, arg, &nr);
+	if (lru->numa_aware) {
+		n = mcg_list_lru_walk_one(lru, sc->nid, g, isolate, arg, &nr);
+	} else {
+		unsigned nodes = mcg_os_nr_nodes();
+		for (unsigned nid = 0; nid < nodes && nr; nid++)
+			n += mcg_list_lru_walk_one(lru, nid, g, isolate, arg, &nr);
+	}
 	sc->nr_scanned = sc->nr_to_scan - nr;
 	return n;
 }

@@ -40,6 +40,8 @@ static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
 static struct mcg_shrinker *ids[MCG_SHRINKER_MAX];
 static int nr_ids; /* highest id in use + 1 (registry lock; read racily by reclaim) */
 #define RESERVED ((struct mcg_shrinker *)1)
+/* Per id: its shrinker is NUMA-aware (written at create, before any list is used). */
+static bool id_numa[MCG_SHRINKER_MAX];
 
 static void registry_init_once(void) { mcg_lock_init(&registry_lock, MCG_RANK_LEAF); }
 
@@ -73,6 +75,8 @@ int mcg_shrinker_id_alloc(void)
 	registry_init();
 	mcg_lock(&registry_lock);
 	int id = id_alloc_locked(RESERVED);
+	if (id >= 0)
+		__atomic_store_n(&id_numa[id], false, __ATOMIC_RELAXED);
 	mcg_unlock(&registry_lock);
 	return id;
 }
@@ -104,7 +108,7 @@ struct mcg_reclaim_info *mcg_reclaim_info_get(mcg_group_t *g)
 		return info;
 	if (mcg_fault_should_fail())
 		return NULL;
-	info = mcg_calloc(1, sizeof(*info));
+	info = mcg_calloc(1, sizeof(*info) + mcg_os_nr_nodes() * sizeof(info->map[0]));
 	if (!info)
 		return NULL;
 	struct mcg_reclaim_info *old = NULL;
@@ -188,11 +192,32 @@ void mcg_reclaim_info_free(mcg_group_t *g)
 	g->reclaim = NULL;
 }
 
-void mcg_shrinker_mark(mcg_group_t *g, int id)
+unsigned mcg_shrinker_mark_nid(int id, unsigned nid)
+{
+	return __atomic_load_n(&id_numa[id], __ATOMIC_RELAXED) ? nid : 0;
+}
+
+bool mcg_reclaim_info_marked(const mcg_group_t *g, int nid)
+{
+	struct mcg_reclaim_info *info = mcg_reclaim_info_peek(g);
+	if (!info)
+		return false;
+	unsigned n = mcg_os_nr_nodes();
+	for (unsigned node = 0; node < n; node++) {
+		if (nid >= 0 && node != (unsigned)nid)
+			continue;
+		for (size_t i = 0; i < MCG_ARRAY_SIZE(info->map[0]); i++)
+			if (__atomic_load_n(&info->map[node][i], __ATOMIC_RELAXED))
+				return true;
+	}
+	return false;
+}
+
+void mcg_shrinker_mark(mcg_group_t *g, int id, unsigned nid)
 {
 	struct mcg_reclaim_info *info = mcg_reclaim_info_peek(g);
 	unsigned long bit = 1ul << (id % 64);
-	unsigned long *w = &info->map[id / 64];
+	unsigned long *w = &info->map[nid][id / 64];
 	/* Set it only when clear: most adds find it set (no shared write). */
 	if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit) &&
 	    !(__atomic_fetch_or(w, bit, __ATOMIC_SEQ_CST) & bit))
@@ -226,6 +251,9 @@ mcg_public int mcg_shrinker_create(const mcg_shrinker_ops_t *ops, mcg_shrinker_t
 	registry_init();
 	mcg_lock(&registry_lock);
 	s->id = id_alloc_locked(s);
+	if (s->id >= 0)
+		__atomic_store_n(&id_numa[s->id], !!(ops->flags & MCG_SHRINKER_NUMA_AWARE),
+		                 __ATOMIC_RELAXED);
 	mcg_unlock(&registry_lock);
 	if (s->id < 0) {
 		int err = s->id;
@@ -411,22 +439,22 @@ static void shrink_one(int id, mcg_shrink_control_t *sc, int priority, bool memc
 	}
 	sc->nid = nid;
 	unsigned long ret = do_shrink_slab(s, sc, priority, protection, size, scanned, goal);
-	if (ret == MCG_SHRINK_EMPTY && aware && sc->nid == 0 &&
-	    !(s->ops.flags & MCG_SHRINKER_NUMA_AWARE)) {
+	if (ret == MCG_SHRINK_EMPTY && aware) {
 		/*
-		 * Nothing at all: clear the mark, then look again, in case an
-		 * object was added meanwhile (its add set the bit before ours
-		 * was cleared, or sees it clear and sets it after).
+		 * Nothing at all (on this node, for a NUMA-aware shrinker):
+		 * clear the mark, then look again, in case an object was added
+		 * meanwhile (its add set the bit before ours was cleared, or
+		 * sees it clear and sets it after).
 		 */
 		struct mcg_reclaim_info *info = mcg_reclaim_info_peek(sc->group);
 		if (info) {
-			if (__atomic_fetch_and(&info->map[id / 64], ~(1ul << (id % 64)),
+			if (__atomic_fetch_and(&info->map[sc->nid][id / 64], ~(1ul << (id % 64)),
 			                       __ATOMIC_SEQ_CST) &
 			    (1ul << (id % 64)))
 				marks_changed(sc->group, info, false);
 			ret = do_shrink_slab(s, sc, priority, protection, size, scanned, goal);
 			if (ret != MCG_SHRINK_EMPTY)
-				mcg_shrinker_mark(sc->group, id);
+				mcg_shrinker_mark(sc->group, id, sc->nid);
 		}
 	}
 	if (ret != MCG_SHRINK_EMPTY)
@@ -454,8 +482,9 @@ void mcg_shrink_slab(mcg_group_t *g, unsigned nid, int priority, unsigned long p
 	struct mcg_reclaim_info *info = mcg_reclaim_info_peek(g);
 	if (!info)
 		return;
+	/* Only the shrinkers with objects of @g on @nid (others mark node 0). */
 	for (int w = 0; w * 64 < n; w++) {
-		unsigned long bits = __atomic_load_n(&info->map[w], __ATOMIC_ACQUIRE);
+		unsigned long bits = __atomic_load_n(&info->map[nid][w], __ATOMIC_ACQUIRE);
 		while (bits) {
 			int id = w * 64 + __builtin_ctzl(bits);
 			bits &= bits - 1;

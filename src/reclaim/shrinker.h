@@ -12,12 +12,14 @@
  *
  * Ids: every shrinker, and every list_lru created without a shrinker, owns
  * one id in [0, MCG_SHRINKER_MAX).  A memcg-aware list_lru uses its
- * shrinker's id.  A group's info is indexed by id: bit `id` of `map` says
- * "this group may have objects for shrinker id" (set on a list's first
- * object; cleared by reclaim when count_objects says MCG_SHRINK_EMPTY,
- * then rechecked), and chunk id / 64 holds the id's lists and deferred
- * counts.  Chunks are allocated on first use and published with a CAS;
- * they live as long as the group.
+ * shrinker's id.  A group's info is indexed by id: bit `id` of map[nid]
+ * says "this group may have objects for shrinker id on node nid" (the
+ * kernel's shrinker_info per node; set on a list's first object; cleared
+ * by reclaim when count_objects says MCG_SHRINK_EMPTY, then rechecked).
+ * A shrinker that is not NUMA-aware is asked on node 0 only, about all
+ * its objects: its marks are all in map[0] (mcg_shrinker_mark_nid()).
+ * Chunk id / 64 holds the id's lists and deferred counts.  Chunks are allocated on first use and
+ * published with a CAS; they live as long as the group.
  *
  * Locks: the registry lock (MCG_RANK_SHRINKER) protects the id table, the
  * registered flags and the refcounts' zero crossing; nothing is taken under
@@ -45,9 +47,9 @@ struct mcg_reclaim_chunk {
 /* A group's reclaim info (group->reclaim). */
 struct mcg_reclaim_info {
 	int dead;      /* the group went offline: new lists are reparented at once (atomic) */
-	long nr_marks; /* bits set in map (atomic); 0 <-> 1 moves `populated` up the tree */
-	unsigned long map[MCG_SHRINKER_MAX / 64];        /* atomic bits */
+	long nr_marks; /* bits set in all maps (atomic); 0 <-> 1 moves `populated` up the tree */
 	struct mcg_reclaim_chunk *chunks[MCG_NR_CHUNKS]; /* atomic pointers */
+	unsigned long map[][MCG_SHRINKER_MAX / 64];      /* [nid]: atomic bits */
 };
 
 struct mcg_shrinker {
@@ -78,8 +80,15 @@ static inline struct mcg_reclaim_chunk *mcg_reclaim_chunk_peek(const struct mcg_
 	return __atomic_load_n(&info->chunks[id / MCG_IDS_PER_CHUNK], __ATOMIC_ACQUIRE);
 }
 
-/** mcg_shrinker_mark - set bit @id in @g's map (info exists). */
-void mcg_shrinker_mark(mcg_group_t *g, int id);
+/** mcg_shrinker_mark - set bit @id in @g's map of node @nid (info exists). */
+void mcg_shrinker_mark(mcg_group_t *g, int id, unsigned nid);
+
+/** mcg_shrinker_mark_nid - the map an object of shrinker @id on node @nid marks:
+ * @nid for a NUMA-aware shrinker, else 0. */
+unsigned mcg_shrinker_mark_nid(int id, unsigned nid);
+
+/** mcg_reclaim_info_marked - whether @g has a mark on node @nid (any node: @nid -1). */
+bool mcg_reclaim_info_marked(const mcg_group_t *g, int nid);
 
 /** The lock of every group's populated count and pop_children / pop_sibling. */
 extern mcg_lock_t mcg_populated_lock;

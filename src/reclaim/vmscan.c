@@ -255,21 +255,17 @@ struct scan_control {
 	unsigned long nr_scanned, nr_freed, groups;
 	struct mcg_reclaim_state state; /* .reclaimed: pages */
 	int priority;
+	int nid; /* the node reclaimed, -1: all */
 	unsigned flags;
 	bool low_reclaim, low_skipped, low_reclaimed;
 };
 
-static bool has_objects(mcg_group_t *g)
+/* @g may hold objects on node @nid (-1: any) for some shrinker. */
+static bool has_objects(mcg_group_t *g, int nid)
 {
 	if (g == mcg_group_root())
 		return true; /* global shrinkers */
-	struct mcg_reclaim_info *info = mcg_reclaim_info_peek(g);
-	if (!info)
-		return false;
-	for (size_t i = 0; i < MCG_ARRAY_SIZE(info->map); i++)
-		if (__atomic_load_n(&info->map[i], __ATOMIC_RELAXED))
-			return true;
-	return false;
+	return mcg_reclaim_info_marked(g, nid);
 }
 
 static void shrink_group(struct scan_control *sc, mcg_group_t *g)
@@ -289,7 +285,9 @@ static void shrink_group(struct scan_control *sc, mcg_group_t *g)
 	unsigned nodes = mcg_os_nr_nodes();
 	struct mcg_reclaim_goal goal = {&sc->state, sc->nr_to_reclaim};
 	for (unsigned nid = 0; nid < nodes; nid++)
-		mcg_shrink_slab(g, nid, sc->priority, protection, size, &scanned, &freed, &goal);
+		if (sc->nid < 0 || nid == (unsigned)sc->nid)
+			mcg_shrink_slab(g, nid, sc->priority, protection, size, &scanned, &freed,
+			                &goal);
 	unsigned long stolen = sc->state.reclaimed - before;
 	sc->nr_scanned += scanned;
 	sc->nr_freed += freed;
@@ -328,7 +326,7 @@ static void shrink_groups(struct scan_control *sc)
 			mcg_group_event(g, MCG_EVENT_LOW);
 			sc->low_reclaimed = true;
 		}
-		if (has_objects(g))
+		if (has_objects(g, sc->nid))
 			shrink_group(sc, g);
 		if (partial && sc->state.reclaimed >= sc->nr_to_reclaim) {
 			mcg_group_put(g); /* the goal is met: leave the cursor here */
@@ -361,8 +359,8 @@ retry:
 	}
 }
 
-mcg_public unsigned long mcg_reclaim_ex(mcg_group_t *g, unsigned long nr_pages, unsigned flags,
-                                        mcg_reclaim_result_t *res)
+static unsigned long reclaim(mcg_group_t *g, int nid, unsigned long nr_pages, unsigned flags,
+                             mcg_reclaim_result_t *res)
 {
 	mcg_reclaim_init();
 	if (!g)
@@ -370,6 +368,7 @@ mcg_public unsigned long mcg_reclaim_ex(mcg_group_t *g, unsigned long nr_pages, 
 	struct scan_control sc = {
 	        .target = g,
 	        .nr_to_reclaim = MCG_MAX(nr_pages, SWAP_CLUSTER_MAX),
+	        .nid = nid,
 	        .flags = flags,
 	};
 	struct mcg_reclaim_state *prev = mcg_reclaim_state_current;
@@ -387,6 +386,23 @@ mcg_public unsigned long mcg_reclaim_ex(mcg_group_t *g, unsigned long nr_pages, 
 		res->low_reclaimed = sc.low_reclaimed;
 	}
 	return sc.state.reclaimed;
+}
+
+mcg_public unsigned long mcg_reclaim_ex(mcg_group_t *g, unsigned long nr_pages, unsigned flags,
+                                        mcg_reclaim_result_t *res)
+{
+	return reclaim(g, -1, nr_pages, flags, res);
+}
+
+mcg_public unsigned long mcg_reclaim_node(mcg_group_t *g, unsigned nid, unsigned long nr_pages,
+                                          unsigned flags, mcg_reclaim_result_t *res)
+{
+	if (nid >= mcg_os_nr_nodes()) {
+		if (res)
+			*res = (mcg_reclaim_result_t){.priority = DEF_PRIORITY};
+		return 0;
+	}
+	return reclaim(g, (int)nid, nr_pages, flags, res);
 }
 
 mcg_public unsigned long mcg_reclaim(mcg_group_t *g, unsigned long nr_pages, unsigned flags)

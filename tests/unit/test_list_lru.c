@@ -44,7 +44,7 @@ static mcg_shrinker_t *mk_shrinker(unsigned flags)
 static bool marked(mcg_group_t *g, const mcg_shrinker_t *s)
 {
 	struct mcg_reclaim_info *info = mcg_reclaim_info_peek(g);
-	return info && (info->map[s->id / 64] & (1ul << (s->id % 64)));
+	return info && (info->map[0][s->id / 64] & (1ul << (s->id % 64)));
 }
 
 static void test_add_del_count(void)

@@ -121,20 +121,20 @@ static void test_marks(void)
 	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(counts, 0);
 	REQUIRE(mcg_reclaim_info_get(g));
-	mcg_shrinker_mark(g, s->id);
+	mcg_shrinker_mark(g, s->id, 0);
 	fake_count = MCG_SHRINK_EMPTY;
 	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(counts, 2); /* counted, cleared, counted again */
-	CHECK(!(g->reclaim->map[s->id / 64] & (1ul << (s->id % 64))));
+	CHECK(!(g->reclaim->map[0][s->id / 64] & (1ul << (s->id % 64))));
 	reset();
 	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(counts, 0);
 	/* 0 freeable is not empty: the mark stays. */
-	mcg_shrinker_mark(g, s->id);
+	mcg_shrinker_mark(g, s->id, 0);
 	fake_count = 0;
 	mcg_shrink_slab(g, 0, 0, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(counts, 1);
-	CHECK(g->reclaim->map[s->id / 64] & (1ul << (s->id % 64)));
+	CHECK(g->reclaim->map[0][s->id / 64] & (1ul << (s->id % 64)));
 	/* Unregistered: never called again. */
 	mcg_shrinker_unregister(s);
 	reset();
