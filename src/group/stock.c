@@ -28,10 +28,10 @@
  * by at most MCG_GROUP_STOCK_SLACK_PAGES x CPUs, and are exact after
  * mcg_group_drain_stocks().
  *
- * Remote drain (base/percpu.h): lock every CPU's stock (MCG_RANK_LEAF, in
- * CPU order), stop it, one fence, then take its entries (all, or the
- * group's), start and unlock the CPU, and return their pages with no lock
- * held.
+ * Remote drain (base/percpu.h), 32 CPUs at a time: lock each CPU's stock
+ * (MCG_RANK_LEAF, in CPU order), stop it, one fence, then take its entries
+ * (all, or the group's), start and unlock the CPU; then return their pages
+ * and references with no lock held (that may take objcg and tree locks).
  *
  * A removed group is drained from every stock (mcg_stock_drain_group()) and
  * never stocked again: a refill that raced with the removal sees `online`
@@ -143,28 +143,33 @@ static void stock_refill(mcg_group_t *g, uint32_t n)
 	stock_install(g, n);
 }
 
+/* CPUs stopped together by mcg_stock_drain_words(): one fence per batch. */
+#define DRAIN_BATCH 32
+
 void mcg_stock_drain_words(struct mcg_pcpu_word *words, uint64_t only, void (*drain)(uint64_t))
 {
-	unsigned n = nr_stocks;
-	for (unsigned c = 0; c < n; c++) {
-		struct mcg_pcpu_word *w = mcg_pcpu_word_of(words, c);
-		mcg_lock(&w->lock);
-		mcg_pcpu_word_stop(w);
-	}
-	mcg_percpu_fence();
-	for (unsigned c = 0; c < n; c++) {
-		struct mcg_pcpu_word *w = mcg_pcpu_word_of(words, c);
-		uint64_t taken[ENTRIES];
-		unsigned nt = 0;
-		for (unsigned i = 0; i < ENTRIES; i++) {
-			uint64_t old = MCG_READ_ONCE(w->words[i]);
-			if (!old || (only && mcg_pcpu_word_key(old) != only))
-				continue;
-			MCG_WRITE_ONCE(w->words[i], 0);
-			taken[nt++] = old;
+	uint64_t taken[DRAIN_BATCH * ENTRIES];
+	for (unsigned first = 0; first < nr_stocks; first += DRAIN_BATCH) {
+		unsigned end = MCG_MIN(first + DRAIN_BATCH, nr_stocks), nt = 0;
+		for (unsigned c = first; c < end; c++) {
+			struct mcg_pcpu_word *w = mcg_pcpu_word_of(words, c);
+			mcg_lock(&w->lock);
+			mcg_pcpu_word_stop(w);
 		}
-		mcg_pcpu_word_start(w); /* the emptied words published first (release) */
-		mcg_unlock(&w->lock);
+		mcg_percpu_fence();
+		for (unsigned c = first; c < end; c++) {
+			struct mcg_pcpu_word *w = mcg_pcpu_word_of(words, c);
+			for (unsigned i = 0; i < ENTRIES; i++) {
+				uint64_t old = MCG_READ_ONCE(w->words[i]);
+				if (!old || (only && mcg_pcpu_word_key(old) != only))
+					continue;
+				MCG_WRITE_ONCE(w->words[i], 0);
+				taken[nt++] = old;
+			}
+			mcg_pcpu_word_start(w); /* the emptied words published first (release) */
+			mcg_unlock(&w->lock);
+		}
+		/* With no stock lock held: draining takes objcg and tree locks. */
 		for (unsigned i = 0; i < nt; i++)
 			drain(taken[i]);
 	}

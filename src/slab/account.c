@@ -27,7 +27,7 @@
 
 void mcg_cache_free_account(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx)
 {
-	struct mcg_objcg **v = s->objcgs;
+	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
 	struct mcg_objcg *x = v[idx];
 	if (x)
 		v[idx] = NULL; /* before the object can be handed out again */
