@@ -20,6 +20,9 @@
 #define mcg_public __attribute__((visibility("default")))
 /* For extern declarations of internal data: direct, not GOT, access in PIC code. */
 #define mcg_hidden __attribute__((visibility("hidden")))
+/* Thread-local data of the fast paths: one %fs load, no __tls_get_addr call
+ * (the library is loaded at start-up, or fits the static TLS surplus). */
+#define mcg_tls __thread __attribute__((tls_model("initial-exec")))
 #define mcg_cacheline_aligned __attribute__((aligned(64)))
 #define MCG_CACHELINE 64
 

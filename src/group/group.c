@@ -21,7 +21,8 @@
 
 mcg_lock_t mcg_group_tree_lock;
 const struct mcg_group_reclaim_ops *mcg_group_reclaim_ops;
-__thread struct mcg_reclaim_state *mcg_reclaim_state_current;
+mcg_tls struct mcg_reclaim_state *mcg_reclaim_state_current;
+mcg_tls mcg_group_t *mcg_current_group_;
 
 void mcg_group_set_reclaim_ops(const struct mcg_group_reclaim_ops *ops)
 {
@@ -31,7 +32,6 @@ void mcg_group_set_reclaim_ops(const struct mcg_group_reclaim_ops *ops)
 static struct mcg_group root_group;
 static pthread_once_t group_once = PTHREAD_ONCE_INIT;
 static unsigned long next_id = 1; /* tree lock */
-static __thread mcg_group_t *current_group;
 
 static void group_init_once(void)
 {
@@ -311,15 +311,15 @@ mcg_public int mcg_group_is_online(const mcg_group_t *g)
 
 mcg_public mcg_group_t *mcg_group_enter(mcg_group_t *g)
 {
-	mcg_group_t *prev = current_group;
-	current_group = g;
+	mcg_group_t *prev = mcg_current_group_;
+	mcg_current_group_ = g;
 	return prev;
 }
 
-mcg_public void mcg_group_leave(mcg_group_t *prev) { current_group = prev; }
+mcg_public void mcg_group_leave(mcg_group_t *prev) { mcg_current_group_ = prev; }
 
 mcg_public mcg_group_t *mcg_group_current(void)
 {
-	mcg_group_t *g = current_group;
+	mcg_group_t *g = mcg_current_group_;
 	return g ? g : mcg_group_root();
 }

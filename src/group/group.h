@@ -139,7 +139,20 @@ static inline const struct mcg_group_reclaim_ops *mcg_group_reclaim_ops_get(void
 struct mcg_reclaim_state {
 	unsigned long reclaimed; /* pages uncharged meanwhile */
 };
-extern __thread struct mcg_reclaim_state *mcg_reclaim_state_current;
+extern mcg_tls struct mcg_reclaim_state *mcg_reclaim_state_current;
+
+/** This thread's group as mcg_group_enter() set it (NULL: the root). */
+extern mcg_tls mcg_group_t *mcg_current_group_;
+
+/** mcg_objcg_of - @g's objcg of @kind (NULL: the current group's); no reference taken. */
+static inline struct mcg_objcg *mcg_objcg_of(mcg_group_t *g, enum mcg_objcg_kind kind)
+{
+	if (!g)
+		g = mcg_current_group_;
+	if (unlikely(!g))
+		g = mcg_group_root();
+	return g->objcg[kind];
+}
 
 /** The tree lock (group.c). */
 extern mcg_lock_t mcg_group_tree_lock;

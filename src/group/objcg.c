@@ -220,13 +220,6 @@ void mcg_objcg_stocks_init(void)
 
 /* ------------------------------------------------------------ life */
 
-struct mcg_objcg *mcg_objcg_of(mcg_group_t *g, enum mcg_objcg_kind kind)
-{
-	if (!g)
-		g = mcg_group_current();
-	return g->objcg[kind];
-}
-
 int mcg_objcg_create_all(mcg_group_t *g)
 {
 	mcg_list_init(&g->objcgs);

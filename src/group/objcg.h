@@ -114,9 +114,6 @@ void mcg_objcg_uncharge_pages(struct mcg_objcg *x, unsigned long nr_pages);
 /** mcg_objcg_group_get - @x's group now, with a reference (mcg_group_put()). */
 mcg_group_t *mcg_objcg_group_get(struct mcg_objcg *x);
 
-/** mcg_objcg_of - @g's objcg of @kind (NULL: the current group's); no reference taken. */
-struct mcg_objcg *mcg_objcg_of(mcg_group_t *g, enum mcg_objcg_kind kind);
-
 /* ---- for group.c and text.c ---- */
 
 /** mcg_objcg_create_all - @g's objcgs, one per kind, on its list.  0 or -ENOMEM. */

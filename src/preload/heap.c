@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "group/objcg.h"
+#include "group/group.h"
 #include "memcg/reclaim.h"
 
 mcg_hidden struct mcg_objcg *mcg_preload_heap;

@@ -37,11 +37,12 @@ static mcg_always_inline void *mcg_cache_alloc_objcg(struct mcg_cache *c, struct
 	void *obj = mcg_cache_alloc_fast(c);
 	if (unlikely(!obj))
 		return mcg_cache_alloc_objcg_slow(c, x, MCG_ACCT_NO_OBJECT, NULL);
-	struct mcg_slab *s = mcg_slab_of(obj);
+	/* Our own object: its chunk is ours, and it starts a slot. */
+	struct mcg_slab *s = ((struct mcg_slab *)mcg_chunk_slab_desc(obj))->head;
 	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
 	if (unlikely(!v))
 		return mcg_cache_alloc_objcg_slow(c, x, MCG_ACCT_NO_VECTOR, obj);
-	v[mcg_slab_index(s, obj)] = x;
+	v[((uint64_t)((char *)obj - s->base) * s->recip) >> MCG_RECIP_SHIFT] = x;
 	return obj;
 }
 
