@@ -538,9 +538,9 @@ static double mat_median(const struct matrix *m, int cfg, int var, int first, in
 	return bench_median(tmp, n);
 }
 
-/* Record a target: PASS/MISS, counted, and a JSON line. */
-static const char *target(struct ctx *x, const char *variant, const char *name, double value,
-                          bool pass)
+/* Record a target: PASS/MISS, counted, and a JSON line with @value in @unit. */
+static const char *target_in(struct ctx *x, const char *variant, const char *name, double value,
+                             const char *unit, bool pass)
 {
 	if (pass)
 		x->met++;
@@ -550,9 +550,16 @@ static const char *target(struct ctx *x, const char *variant, const char *name, 
 		char extra[160];
 		snprintf(extra, sizeof(extra), "\"name\":\"%s\",\"pass\":%s", name,
 		         pass ? "true" : "false");
-		bench_emit_json("target", variant, extra, value, "ratio");
+		bench_emit_json("target", variant, extra, value, unit);
 	}
 	return pass ? "PASS" : "MISS";
+}
+
+/* Record a target: PASS/MISS, counted, and a JSON line (@value in "ratio" units). */
+static const char *target(struct ctx *x, const char *variant, const char *name, double value,
+                          bool pass)
+{
+	return target_in(x, variant, name, value, "ratio", pass);
 }
 
 /* ---- free1m ---- */
@@ -764,8 +771,10 @@ static int case_mem(struct ctx *x)
 			bench_emit_json("mem", "accounted", extra, val[i], "B/object");
 		}
 	}
-	const char *t1 = target(x, "accounted", "mem-overhead-rss", o_rss, o_rss <= T_BYTES);
-	const char *t2 = target(x, "accounted", "mem-overhead-stat", o_stat, o_stat <= T_BYTES);
+	const char *t1 =
+	        target_in(x, "accounted", "mem-overhead-rss", o_rss, "B/object", o_rss <= T_BYTES);
+	const char *t2 = target_in(x, "accounted", "mem-overhead-stat", o_stat, "B/object",
+	                           o_stat <= T_BYTES);
 	if (!x->o.json) {
 		printf("\n== mem: %zu live %d B objects, accounted vs unaccounted (median of %d "
 		       "run%s) ==\n",
