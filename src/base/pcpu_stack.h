@@ -2,8 +2,11 @@
 /*
  * base/pcpu_stack.h - a per-CPU stack of pointers: the slab fast path.
  *
- * Each CPU has a header { cur, lo, hi, touched, slots, lock } at
- * base + (cpu << MCG_PCPU_SHIFT); slots[0, cur) hold objects.  The shape is
+ * Each CPU has a header { cur, units, lo, hi, slots, acct, touched, lock } at
+ * base + (cpu << MCG_PCPU_SHIFT); slots[0, cur) hold objects.  `units` and
+ * `acct` belong to accounted objects (base/pcpu_acct.h): units of charge
+ * held for the objcg `acct`, next to `cur` so that one 64-bit store commits
+ * both.  The sections here store `cur` alone (32 bits) and leave them be.  The shape is
  * tcmalloc's per-CPU slab: array stacks, so an operation reads the header,
  * touches one slot, and commits by storing `cur` - one store, the last
  * instruction of the rseq critical section.  No ABA (only the CPU's own
@@ -40,13 +43,22 @@
 #define MCG_PCPU_STOPPED 0x7fffffffu
 
 struct mcg_pcpu_stack {
-	uint32_t cur;     /* objects in slots[0, cur) */
-	uint32_t lo;      /* pop only while cur > lo (0, or MCG_PCPU_STOPPED) */
-	uint32_t hi;      /* push only while cur < hi (capacity, or 0 stopped) */
+	uint32_t cur;     /* objects in slots[0, cur) (offset 0: the asm) */
+	uint32_t units;   /* rseq mode: charge units held for acct (offset 4) */
+	uint32_t lo;      /* pop only while cur > lo (0, or MCG_PCPU_STOPPED) (8) */
+	uint32_t hi;      /* push only while cur < hi (capacity, or 0 stopped) (12) */
+	void **slots;     /* capacity entries (16) */
+	uint64_t acct;    /* the key (objcg) `units` are charged to; any when 0 (24) */
 	uint32_t touched; /* slow path ran since the last reap (relaxed) */
-	void **slots;     /* capacity entries */
 	mcg_lock_t lock;  /* locked mode: the data; rseq mode: remote owners */
 } __attribute__((aligned(MCG_PCPU_STRIDE)));
+
+_Static_assert(__builtin_offsetof(struct mcg_pcpu_stack, units) == 4 &&
+                       __builtin_offsetof(struct mcg_pcpu_stack, lo) == 8 &&
+                       __builtin_offsetof(struct mcg_pcpu_stack, hi) == 12 &&
+                       __builtin_offsetof(struct mcg_pcpu_stack, slots) == 16 &&
+                       __builtin_offsetof(struct mcg_pcpu_stack, acct) == 24,
+               "the asm's offsets");
 
 _Static_assert(sizeof(struct mcg_pcpu_stack) == MCG_PCPU_STRIDE, "stride");
 
@@ -93,7 +105,7 @@ static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *base)
 	void *obj;
 retry:
 	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "movl 4(%%rax), %%edx\n\t" /* lo, before cur (see above) */
+	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%edx\n\t" /* lo, before cur (see above) */
 	                              "movl (%%rax), %%ecx\n\t"  /* cur */
 	                              "cmpl %%edx, %%ecx\n\t"    /* cur <= lo: empty or stopped */
 	                              "jbe %l[empty]\n\t"
@@ -118,9 +130,9 @@ static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *base, void *obj)
 retry:
 	__asm__ __volatile__ goto(
 	        MCG_RSEQ_ENTER(
-	                abort) "movl 8(%%rax), %%edx\n\t" /* hi, before cur (see above) */
-	                       "movl (%%rax), %%ecx\n\t"  /* cur */
-	                       "cmpl %%edx, %%ecx\n\t"    /* cur >= hi: full or stopped */
+	                abort) "movl 12(%%rax), %%edx\n\t" /* hi, before cur (see above) */
+	                       "movl (%%rax), %%ecx\n\t"   /* cur */
+	                       "cmpl %%edx, %%ecx\n\t"     /* cur >= hi: full or stopped */
 	                       "jae %l[full]\n\t"
 	                       "movq 16(%%rax), %%rdx\n\t" /* slots */
 	                       "testl %%ecx, %%ecx\n\t"
@@ -152,9 +164,9 @@ static inline uint32_t mcg_rseq_stack_push_batch(struct mcg_pcpu_stack *base, vo
 	uint32_t done = 0;
 retry:
 	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%edx\n\t" /* hi, before cur (see above) */
-	                              "movl (%%rax), %%ecx\n\t"  /* cur */
-	                              "subl %%ecx, %%edx\n\t"    /* room = hi - cur */
+	        MCG_RSEQ_ENTER(abort) "movl 12(%%rax), %%edx\n\t" /* hi, before cur (see above) */
+	                              "movl (%%rax), %%ecx\n\t"   /* cur */
+	                              "subl %%ecx, %%edx\n\t"     /* room = hi - cur */
 	                              "jle %l[full]\n\t"
 	                              "cmpl %[n], %%edx\n\t"
 	                              "cmova %[n], %%edx\n\t" /* k = min(room, n) */
@@ -189,7 +201,7 @@ static inline uint32_t mcg_rseq_stack_pop_batch(struct mcg_pcpu_stack *base, voi
 	uint32_t done = 0;
 retry:
 	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "movl 4(%%rax), %%r8d\n\t" /* lo, before cur (see above) */
+	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%r8d\n\t" /* lo, before cur (see above) */
 	                              "movl (%%rax), %%ecx\n\t"  /* cur */
 	                              "movl %%ecx, %%edx\n\t"
 	                              "subl %%r8d, %%edx\n\t" /* avail = cur - lo */

@@ -105,7 +105,7 @@ int mcg_objcg_charge_pages(struct mcg_objcg *x, unsigned long nr_pages, unsigned
  * Give back @units (live or stocked until now) to @x: whole pages to its
  * group, the rest kept as leftover.  @x may be freed on return.
  */
-static void units_return(struct mcg_objcg *x, uint64_t units)
+void mcg_objcg_units_return(struct mcg_objcg *x, uint64_t units)
 {
 	mcg_spin_lock(&x->lock);
 	uint64_t all = (uint64_t)x->leftover + units;
@@ -129,7 +129,7 @@ static void units_return(struct mcg_objcg *x, uint64_t units)
 
 void mcg_objcg_uncharge_pages(struct mcg_objcg *x, unsigned long nr_pages)
 {
-	units_return(x, (uint64_t)nr_pages * UNITS_PER_PAGE);
+	mcg_objcg_units_return(x, (uint64_t)nr_pages * UNITS_PER_PAGE);
 }
 
 /* ------------------------------------------------------------ the byte stock */
@@ -142,7 +142,7 @@ static void drain_word(uint64_t w)
 		return;
 	uint32_t n = mcg_pcpu_word_count(w);
 	if (n)
-		units_return(x, n);
+		mcg_objcg_units_return(x, n);
 	objcg_put(x);
 }
 
@@ -161,11 +161,11 @@ static void stock_put(struct mcg_objcg *x, uint64_t units)
 	if (mcg_pcpu_word_exchange(mcg_objcg_stocks, mcg_stock_pick_entry(mcg_objcg_stocks, key),
 	                           mcg_pcpu_word_pack(key, (uint32_t)keep), &old) != MCG_PCPU_OK) {
 		objcg_put(x); /* x holds charges (ours): it stays */
-		units_return(x, units);
+		mcg_objcg_units_return(x, units);
 		return;
 	}
 	if (units > keep)
-		units_return(x, units - keep);
+		mcg_objcg_units_return(x, units - keep);
 	drain_word(old);
 }
 
@@ -195,7 +195,7 @@ int mcg_objcg_charge(struct mcg_objcg *x, uint64_t units, unsigned flags)
 void mcg_objcg_uncharge(struct mcg_objcg *x, uint64_t units)
 {
 	if (unlikely(mcg_reclaim_state_current)) {
-		units_return(x, units); /* a shrinker's frees are progress now */
+		mcg_objcg_units_return(x, units); /* a shrinker's frees are progress now */
 		return;
 	}
 	/* x's word is full, or there is none: keep a page's worth here, in a
@@ -203,10 +203,37 @@ void mcg_objcg_uncharge(struct mcg_objcg *x, uint64_t units)
 	uint64_t keep = units < UNITS_PER_PAGE ? units : UNITS_PER_PAGE;
 	stock_put(x, keep);
 	if (units > keep)
-		units_return(x, units - keep);
+		mcg_objcg_units_return(x, units - keep);
 }
 
-void mcg_objcg_drain_stocks(void) { mcg_stock_drain_words(mcg_objcg_stocks, 0, drain_word); }
+/* slab/account.c's hooks (atomic pointers, set once). */
+static void (*array_drain)(void);
+static void (*array_scan)(mcg_objcg_units_fn visit, void *arg);
+
+void mcg_objcg_set_array_hooks(void (*drain)(void), void (*scan)(mcg_objcg_units_fn, void *))
+{
+	__atomic_store_n(&array_scan, scan, __ATOMIC_RELEASE);
+	__atomic_store_n(&array_drain, drain, __ATOMIC_RELEASE);
+}
+
+void mcg_objcg_drain_stocks(void)
+{
+	void (*fn)(void) = __atomic_load_n(&array_drain, __ATOMIC_ACQUIRE);
+	if (fn)
+		fn(); /* the CPU arrays' units, then the byte stocks */
+	mcg_stock_drain_words(mcg_objcg_stocks, 0, drain_word);
+}
+
+uint64_t mcg_objcg_stocked_here(const struct mcg_objcg *x)
+{
+	struct mcg_pcpu_word *w = mcg_pcpu_word_of(mcg_objcg_stocks, mcg_percpu_cpu());
+	for (unsigned i = 0; i < MCG_PCPU_WORDS; i++) {
+		uint64_t v = __atomic_load_n(&w->words[i], __ATOMIC_RELAXED);
+		if (mcg_pcpu_word_key(v) == mcg_objcg_key(x))
+			return mcg_pcpu_word_count(v);
+	}
+	return 0;
+}
 
 void mcg_objcg_stocks_init(void)
 {
@@ -280,7 +307,38 @@ static uint64_t units_stocked(const struct mcg_objcg *x)
 	return sum;
 }
 
-static void stat_group_locked(mcg_group_t *g, struct mcg_objcg_stat *st)
+/* The (key, units) pairs the CPU arrays hold, collected before the tree lock. */
+struct held_units {
+	uint64_t *pairs; /* key, units, key, units, ... */
+	size_t n, cap;   /* pairs */
+};
+
+static void held_add(uint64_t key, uint64_t units, void *arg)
+{
+	struct held_units *h = arg;
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 64;
+		uint64_t *p = mcg_realloc(h->pairs, cap * 2 * sizeof(uint64_t));
+		if (!p)
+			return; /* the figure is off by these units, no more */
+		h->pairs = p;
+		h->cap = cap;
+	}
+	h->pairs[2 * h->n] = key;
+	h->pairs[2 * h->n + 1] = units;
+	h->n++;
+}
+
+static uint64_t held_of(const struct held_units *h, uint64_t key)
+{
+	uint64_t sum = 0;
+	for (size_t i = 0; i < h->n; i++)
+		if (h->pairs[2 * i] == key)
+			sum += h->pairs[2 * i + 1];
+	return sum;
+}
+
+static void stat_group_locked(mcg_group_t *g, const struct held_units *h, struct mcg_objcg_stat *st)
 {
 	mcg_list_for_each (pos, &g->objcgs) {
 		struct mcg_objcg *x = mcg_list_entry(pos, struct mcg_objcg, link);
@@ -288,17 +346,24 @@ static void stat_group_locked(mcg_group_t *g, struct mcg_objcg_stat *st)
 		int64_t charged = (int64_t)x->charged * UNITS_PER_PAGE;
 		int64_t idle = x->leftover;
 		mcg_spin_unlock(&x->lock);
-		idle += (int64_t)units_stocked(x);
+		idle += (int64_t)(units_stocked(x) + held_of(h, mcg_objcg_key(x)));
 		st->charged[x->kind] += charged * MCG_OBJCG_UNIT;
 		/* Racy while running (a slow path holds units in flight). */
 		st->used[x->kind] += charged > idle ? (charged - idle) * MCG_OBJCG_UNIT : 0;
 	}
 	mcg_list_for_each (pos, &g->children)
-		stat_group_locked(mcg_list_entry(pos, struct mcg_group, sibling), st);
+		stat_group_locked(mcg_list_entry(pos, struct mcg_group, sibling), h, st);
 }
 
-void mcg_objcg_stat_locked(mcg_group_t *g, struct mcg_objcg_stat *st)
+void mcg_objcg_stat(mcg_group_t *g, struct mcg_objcg_stat *st)
 {
+	struct held_units h = {0};
+	void (*scan)(mcg_objcg_units_fn, void *) = __atomic_load_n(&array_scan, __ATOMIC_ACQUIRE);
+	if (scan)
+		scan(held_add, &h);
 	memset(st, 0, sizeof(*st));
-	stat_group_locked(g, st);
+	mcg_lock(&mcg_group_tree_lock);
+	stat_group_locked(g, &h, st);
+	mcg_unlock(&mcg_group_tree_lock);
+	mcg_free(h.pairs);
 }

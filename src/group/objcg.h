@@ -101,6 +101,28 @@ static mcg_always_inline int mcg_objcg_refill(struct mcg_objcg *x, uint64_t unit
  */
 int mcg_objcg_charge(struct mcg_objcg *x, uint64_t units, unsigned flags);
 
+/** mcg_objcg_stocked_here - units this CPU's byte stock holds for @x (a racy hint). */
+uint64_t mcg_objcg_stocked_here(const struct mcg_objcg *x);
+
+/**
+ * mcg_objcg_units_return - give @units (not in use) back to @x's group at
+ * once, whole pages, the rest kept as leftover (drains).  @x may be freed.
+ */
+void mcg_objcg_units_return(struct mcg_objcg *x, uint64_t units);
+
+/** A visitor of (objcg key, units) pairs; see mcg_objcg_set_array_hooks(). */
+typedef void (*mcg_objcg_units_fn)(uint64_t key, uint64_t units, void *arg);
+
+/**
+ * mcg_objcg_set_array_hooks - install the slab layer's hooks for the units
+ * its CPU arrays hold (slab/account.c): @drain returns them all
+ * (mcg_group_drain_stocks() calls it); @scan passes each (key, units) held
+ * to its visitor (memory.stat subtracts them from the objects' bytes).
+ * Both take the cache list lock: call them with no lock held.
+ */
+void mcg_objcg_set_array_hooks(void (*drain)(void),
+                               void (*scan)(mcg_objcg_units_fn visit, void *arg));
+
 /** mcg_objcg_uncharge - the slow path of giving @units back to @x. */
 void mcg_objcg_uncharge(struct mcg_objcg *x, uint64_t units);
 
@@ -133,7 +155,11 @@ struct mcg_objcg_stat {
 	int64_t used[MCG_NR_OBJCG_KINDS];    /* in live objects */
 };
 
-/** mcg_objcg_stat - sum over the objcgs of @g's subtree (tree lock held). */
-void mcg_objcg_stat_locked(mcg_group_t *g, struct mcg_objcg_stat *st);
+/**
+ * mcg_objcg_stat - sum over the objcgs of @g's subtree: exact at rest,
+ * racy while running.  Takes the cache list lock (through the scan hook),
+ * then the tree lock: call it with no lock held.
+ */
+void mcg_objcg_stat(mcg_group_t *g, struct mcg_objcg_stat *st);
 
 #endif /* MCG_GROUP_OBJCG_H */

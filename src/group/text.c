@@ -88,9 +88,7 @@ static void show_stat(mcg_group_t *g, struct out *o)
 	int64_t v[MCG_NR_STATS];
 	struct mcg_objcg_stat ob;
 	mcg_group_stat_flush(g, v);
-	mcg_lock(&mcg_group_tree_lock);
-	mcg_objcg_stat_locked(g, &ob);
-	mcg_unlock(&mcg_group_tree_lock);
+	mcg_objcg_stat(g, &ob);
 	const struct mcg_group_reclaim_ops *ops = mcg_group_reclaim_ops_get();
 	char extra[512] = "";
 	if (g == mcg_group_root() && ops && ops->root_stat)

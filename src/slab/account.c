@@ -19,11 +19,45 @@
 #include <errno.h>
 
 #include "base/fault.h"
+#include "os/os.h"
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
 #include "slab/account.h"
 
 /* ------------------------------------------------------------ free */
+
+/*
+ * Put @units charged to @x in this CPU's array of @c (rseq mode), evicting
+ * the units it held for another objcg, or for @x if full; what does not fit
+ * goes to @x's byte stock.
+ */
+static void array_units_put(struct mcg_cache *c, struct mcg_objcg *x, uint64_t units)
+{
+	uint64_t key = mcg_objcg_key(x), old_key, old_word;
+	if (units > MCG_ACCT_ARRAY_UNITS) {
+		mcg_objcg_give(x, units);
+		return;
+	}
+	if (mcg_rseq_acct_add(c->pcpu, key, units, MCG_ACCT_ARRAY_UNITS) == MCG_PCPU_OK)
+		return;
+	if (mcg_rseq_acct_take(c->pcpu, &old_key, &old_word) == MCG_PCPU_OK && (old_word >> 32))
+		mcg_objcg_give((struct mcg_objcg *)(uintptr_t)old_key, old_word >> 32);
+	if (mcg_rseq_acct_set_key(c->pcpu, key) == MCG_PCPU_OK &&
+	    mcg_rseq_acct_add(c->pcpu, key, units, MCG_ACCT_ARRAY_UNITS) == MCG_PCPU_OK)
+		return;
+	mcg_objcg_give(x, units); /* another thread's units came in between */
+}
+
+/* Move the units @x's byte stock holds on this CPU into this CPU's array of @c. */
+static void array_units_prime(struct mcg_cache *c, struct mcg_objcg *x)
+{
+	uint64_t have = mcg_objcg_stocked_here(x);
+	if (have < c->charge_units)
+		return;
+	have = MCG_MIN(have, (uint64_t)MCG_ACCT_ARRAY_UNITS);
+	if (mcg_objcg_consume(x, have) == MCG_PCPU_OK)
+		array_units_put(c, x, have);
+}
 
 void mcg_cache_free_account(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx)
 {
@@ -31,14 +65,33 @@ void mcg_cache_free_account(struct mcg_cache *c, struct mcg_slab *s, void *obj, 
 	struct mcg_objcg *x = v[idx];
 	if (x)
 		v[idx] = NULL; /* before the object can be handed out again */
-	if (likely(mcg_percpu_use_rseq())) {
+	bool rseq = mcg_percpu_use_rseq();
+	/* Fast: the object and its charge back into this CPU's array at once
+	 * (not inside a shrinker, whose frees must reach the counters). */
+	if (x && likely(rseq) && likely(!mcg_reclaim_state_current) &&
+	    likely(c->charge_units <= MCG_ACCT_ARRAY_UNITS)) {
+		int r = mcg_rseq_stack_push_acct(s->pcpu, obj, mcg_objcg_key(x), c->charge_units,
+		                                 MCG_ACCT_ARRAY_UNITS);
+		if (likely(r == MCG_PCPU_OK))
+			return;
+		if (r == MCG_PCPU_DOUBLE) { /* corrupt: charged, yet free already */
+			mcg_cache_free_slow(c, obj, s, r);
+			mcg_objcg_give(x, c->charge_units);
+			return;
+		}
+	}
+	if (likely(rseq)) {
 		int r = mcg_rseq_stack_push(s->pcpu, obj);
 		if (unlikely(r != MCG_PCPU_OK))
 			mcg_cache_free_slow(c, obj, s, r);
 	} else {
 		mcg_cache_free_locked(c, s, obj);
 	}
-	if (x)
+	if (!x)
+		return;
+	if (rseq && !mcg_reclaim_state_current)
+		array_units_put(c, x, c->charge_units);
+	else
 		mcg_objcg_give(x, c->charge_units);
 }
 
@@ -66,12 +119,16 @@ static struct mcg_objcg **slab_objcgs(struct mcg_slab *s)
 
 void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, int stage, void *obj)
 {
+	bool prime = false;
 	if (stage == MCG_ACCT_UNCHARGED) {
-		if (mcg_objcg_charge(x, c->charge_units, 0)) {
+		/* The byte stock's fast path, else pages for it. */
+		if (mcg_objcg_consume(x, c->charge_units) != MCG_PCPU_OK &&
+		    mcg_objcg_charge(x, c->charge_units, 0)) {
 			errno = ENOMEM;
 			return NULL;
 		}
 		obj = mcg_cache_alloc_fast(c);
+		prime = mcg_percpu_use_rseq();
 	}
 	if (!obj)
 		goto uncharge;
@@ -82,11 +139,75 @@ void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, int s
 		goto uncharge;
 	}
 	v[mcg_slab_index(s, obj)] = x;
+	if (prime) /* the next allocations take their charge with their object */
+		array_units_prime(c, x);
 	return obj;
 uncharge:
 	mcg_objcg_give(x, c->charge_units);
 	errno = ENOMEM;
 	return NULL;
+}
+
+/* ------------------------------------------------------------ draining */
+
+#define DRAIN_BATCH 32 /* CPUs stopped together: one fence per batch */
+
+void mcg_cache_drain_units(struct mcg_cache *c)
+{
+	unsigned ncpu = mcg_os_nr_cpus();
+	bool any = false;
+	for (unsigned cpu = 0; cpu < ncpu && !any; cpu++)
+		any = MCG_READ_ONCE(mcg_pcpu_stack_of(c->pcpu, cpu)->units) != 0;
+	if (!any || c->debug)
+		return; /* a hint, exact at rest; debug caches never hold units */
+	for (unsigned first = 0; first < ncpu; first += DRAIN_BATCH) {
+		unsigned end = MCG_MIN(first + DRAIN_BATCH, ncpu), nt = 0;
+		uint64_t keys[DRAIN_BATCH];
+		uint32_t units[DRAIN_BATCH];
+		for (unsigned cpu = first; cpu < end; cpu++) {
+			struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
+			mcg_lock(&st->lock);
+			mcg_pcpu_stack_stop(st);
+		}
+		mcg_percpu_fence();
+		for (unsigned cpu = first; cpu < end; cpu++) {
+			struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
+			units[nt] = mcg_pcpu_acct_take_stopped(st, &keys[nt]);
+			nt += units[nt] != 0;
+			mcg_pcpu_stack_start(st, c->cpu_cap);
+			mcg_unlock(&st->lock);
+		}
+		for (unsigned i = 0; i < nt; i++)
+			mcg_objcg_units_return((struct mcg_objcg *)(uintptr_t)keys[i], units[i]);
+	}
+}
+
+void mcg_slab_scan_units(mcg_objcg_units_fn visit, void *arg)
+{
+	if (!mcg_percpu_use_rseq())
+		return;
+	unsigned ncpu = mcg_os_nr_cpus();
+	mcg_lock(&mcg_cache_list_lock);
+	mcg_list_for_each (pos, &mcg_cache_list) {
+		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
+		for (unsigned cpu = 0; cpu < ncpu; cpu++) {
+			struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
+			uint32_t units = MCG_READ_ONCE(st->units); /* racy: a snapshot */
+			if (units)
+				visit(MCG_READ_ONCE(st->acct), units, arg);
+		}
+	}
+	mcg_unlock(&mcg_cache_list_lock);
+}
+
+void mcg_slab_drain_units(void)
+{
+	if (!mcg_percpu_use_rseq())
+		return; /* the arrays hold units in rseq mode only */
+	mcg_lock(&mcg_cache_list_lock);
+	mcg_list_for_each (pos, &mcg_cache_list)
+		mcg_cache_drain_units(mcg_list_entry(pos, struct mcg_cache, link));
+	mcg_unlock(&mcg_cache_list_lock);
 }
 
 void mcg_slab_free_objcgs(struct mcg_slab *s)

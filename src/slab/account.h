@@ -1,18 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * slab/account.h - the accounted allocation fast path, inline (account.c
- * has the rest): charge the object's units to an objcg from this CPU's byte
- * stock, pop an object, record the objcg in the slab's vector.
+ * has the rest): in one rseq section pop an object and take its charge from
+ * the units this CPU's array holds for the objcg (base/pcpu_acct.h), then
+ * record the objcg in the slab's vector.  Everything else - another objcg's
+ * units in the array, too few, locked mode - goes to the slow path, which
+ * charges through the objcg's byte stock (group/objcg.h) and refills the
+ * array's units from it.
  */
 #ifndef MCG_SLAB_ACCOUNT_H
 #define MCG_SLAB_ACCOUNT_H
 
 #include "group/group.h" /* mcg_reclaim_state_current */
+#include "base/pcpu_acct.h"
 #include "group/objcg.h"
 #include "slab/cache_fast.h"
 
+/** Units a CPU array holds for its objcg at most (2 pages' worth). */
+#define MCG_ACCT_ARRAY_UNITS (2 * MCG_OBJCG_UNITS_PER_PAGE)
+
 /* Where mcg_cache_alloc_objcg() left its fast path. */
-enum { MCG_ACCT_UNCHARGED, MCG_ACCT_NO_OBJECT, MCG_ACCT_NO_VECTOR };
+enum { MCG_ACCT_UNCHARGED, MCG_ACCT_NO_VECTOR };
 
 /** The slow half of mcg_cache_alloc_objcg(), from @stage: charge, allocate, record, or undo. */
 void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, int stage, void *obj);
@@ -32,11 +40,10 @@ static mcg_always_inline void mcg_objcg_give(struct mcg_objcg *x, uint64_t units
  */
 static mcg_always_inline void *mcg_cache_alloc_objcg(struct mcg_cache *c, struct mcg_objcg *x)
 {
-	if (unlikely(mcg_objcg_consume(x, c->charge_units) != MCG_PCPU_OK))
+	void *obj;
+	if (unlikely(!mcg_percpu_use_rseq()) ||
+	    unlikely(!(obj = mcg_rseq_stack_pop_acct(c->pcpu, mcg_objcg_key(x), c->charge_units))))
 		return mcg_cache_alloc_objcg_slow(c, x, MCG_ACCT_UNCHARGED, NULL);
-	void *obj = mcg_cache_alloc_fast(c);
-	if (unlikely(!obj))
-		return mcg_cache_alloc_objcg_slow(c, x, MCG_ACCT_NO_OBJECT, NULL);
 	/* Our own object: its chunk is ours, and it starts a slot. */
 	struct mcg_slab *s = ((struct mcg_slab *)mcg_chunk_slab_desc(obj))->head;
 	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);

@@ -170,6 +170,7 @@ static void slab_init_once(void)
 	mcg_lock_init(&mcg_cache_list_lock, MCG_RANK_CACHE_LIST);
 	mcg_percpu_init();
 	slab_init_error = mcg_pages_init();
+	mcg_objcg_set_array_hooks(mcg_slab_drain_units, mcg_slab_scan_units);
 	if (!slab_init_error)
 		slab_init_error = -pthread_atfork(fork_prepare, fork_release, fork_child);
 }
@@ -347,6 +348,7 @@ mcg_public int mcg_cache_destroy(mcg_cache_t *c)
 	mcg_cache_drain_all(c);
 	if (cache_report_live(c))
 		return -EBUSY;
+	mcg_cache_drain_units(c); /* charges its arrays held for objcgs */
 	mcg_lock(&mcg_cache_list_lock);
 	mcg_list_del(&c->link);
 	mcg_unlock(&mcg_cache_list_lock);

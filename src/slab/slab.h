@@ -161,6 +161,12 @@ struct mcg_objcg;
 void mcg_cache_free_account(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx);
 /** Free slab @s's objcg vector (the slab is being released). */
 void mcg_slab_free_objcgs(struct mcg_slab *s);
+/** Return the charge units @c's CPU arrays hold (stop, fence, take). */
+void mcg_cache_drain_units(struct mcg_cache *c);
+/** mcg_cache_drain_units() on every cache (group/objcg.c calls it in drains). */
+void mcg_slab_drain_units(void);
+/** Visit every (objcg key, units) a CPU array holds (group/objcg.c's stats). */
+void mcg_slab_scan_units(void (*visit)(uint64_t key, uint64_t units, void *arg), void *arg);
 
 /* ---- cache.c ---- */
 /** Slow paths of the fast path (cache_fast.h), and its locked-mode versions. */

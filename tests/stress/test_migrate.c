@@ -13,9 +13,11 @@
  * compare-and-swap from 0 when the allocator hands the object out and reset
  * to 0 just before it is freed.  An object handed to two owners at once
  * fails the CAS.  The rest of the object carries a pattern of (address,
- * owner) checked before free: writes did not collide.  At the end every
- * count is exact: no live object, shrink returns every slab, the page
- * allocator and the large mappings back where they started.
+ * owner) checked before free: writes did not collide.  Half the cache's
+ * objects are accounted to one of two groups (base/pcpu_acct.h: the object
+ * and its charge move in one section).  At the end every count is exact: no
+ * live object, both groups' memory.current 0, shrink returns every slab,
+ * the page allocator and the large mappings back where they started.
  *
  * Runs in the native mode, then again with MCG_RSEQ=0 (TSan builds always
  * use the locked path).
@@ -30,6 +32,7 @@
 #include <unistd.h>
 
 #include "memcg/debug.h"
+#include "memcg/group.h"
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
 #include "os/os.h"
@@ -49,6 +52,7 @@
 #define TAG_MAILBOX 0xffffu
 
 static mcg_cache_t *cache;
+static mcg_group_t *groups[2];
 static double run_seconds;
 static int nthreads;
 static volatile int stop;
@@ -170,7 +174,9 @@ static void *worker(void *arg)
 			struct obj *o;
 			size_t size = 0;
 			if (what < 4) {
-				o = mcg_cache_alloc(cache);
+				o = (r >> 50) & 1
+				            ? mcg_cache_alloc_account(cache, groups[(r >> 51) & 1])
+				            : mcg_cache_alloc(cache);
 			} else {
 				size = (what == 6 && (r >> 40) % 512 == 0)
 				               ? MCG_KMALLOC_MAX_CACHE_SIZE + (r >> 32) % 100000
@@ -283,13 +289,18 @@ static void test_migration_and_signals(void)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGUSR1, &sa, NULL);
 
-	/* Warm kmalloc up (its caches live forever) before taking the baselines. */
+	/* Warm kmalloc up (its caches live forever) and set the groups up (the
+	 * root's statistics and objcgs live forever) before the baselines. */
 	mcg_free(mcg_malloc(8));
+	mcg_group_root();
 	cache = mcg_cache_create("migrate", sizeof(struct obj), 0, 0, NULL);
 	REQUIRE(cache);
 	shrink_kmalloc();
 	size_t pages0 = mcg_pages_in_use();
 	size_t mapped0 = mcg_os_mapped_bytes();
+	size_t active0 = kmalloc_active(); /* the root group's statistics and objcgs */
+	REQUIRE(mcg_group_create(NULL, "migrate-a", &groups[0]) == 0);
+	REQUIRE(mcg_group_create(NULL, "migrate-b", &groups[1]) == 0);
 
 	cpu_set_t allowed;
 	sched_getaffinity(0, sizeof(allowed), &allowed);
@@ -334,8 +345,16 @@ static void test_migration_and_signals(void)
 	mcg_cache_stats_t st;
 	mcg_cache_stats(cache, &st);
 	CHECK_EQ(st.active_objs, 0);
-	CHECK_EQ(kmalloc_active(), 0);
-	CHECK(mcg_cache_shrink(cache) > 0);
+	mcg_group_drain_stocks();
+	for (int i = 0; i < 2; i++) {
+		char buf[64];
+		CHECK(mcg_group_read(groups[i], "memory.current", buf, sizeof(buf)) > 0);
+		CHECK(!strcmp(buf, "0\n"));
+		mcg_group_remove(groups[i]);
+		mcg_group_put(groups[i]);
+	}
+	CHECK(mcg_cache_shrink(cache) > 0); /* frees its slabs' objcg vectors too */
+	CHECK_EQ(kmalloc_active(), active0);
 	mcg_cache_stats(cache, &st);
 	CHECK_EQ(st.num_slabs, 0);
 	CHECK_EQ(st.cached_objs, 0);
