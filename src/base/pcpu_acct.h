@@ -32,14 +32,35 @@
 
 #include "base/pcpu_stack.h"
 
+/**
+ * What one object charges, in the forms the sections compare and add (the
+ * cache computes them once: mcg_acct_charge_init()).  An object too large
+ * for the array's units gets need = all ones and room = 0: every accounted
+ * section misses.
+ */
+struct mcg_acct_charge {
+	uint64_t need;  /* n << 32: pop needs word >= need */
+	uint64_t delta; /* (n << 32) + 1: one object and its units */
+	uint64_t room;  /* (limit - n + 1) << 32: push needs word < room */
+};
+
+/** mcg_acct_charge_init - @ch for objects of @n units, arrays holding at most @limit. */
+static inline void mcg_acct_charge_init(struct mcg_acct_charge *ch, uint64_t n, uint64_t limit)
+{
+	bool fits = n <= limit;
+	ch->need = fits ? n << 32 : UINT64_MAX;
+	ch->delta = (n << 32) + 1;
+	ch->room = fits ? (limit - n + 1) << 32 : 0;
+}
+
 #if MCG_HAVE_RSEQ_ASM
 /* clang-format off */
 
-/* Pop an object and take @n units of key @key's charge; NULL on any miss. */
-static inline void *mcg_rseq_stack_pop_acct(struct mcg_pcpu_stack *base, uint64_t key, uint64_t n)
+/* Pop an object and take its charge @ch from key @key's units; NULL on any miss. */
+static inline void *mcg_rseq_stack_pop_acct(struct mcg_pcpu_stack *base, uint64_t key,
+                                            const struct mcg_acct_charge *ch)
 {
 	void *obj;
-	uint64_t need = n << 32, delta = need + 1;
 retry:
 	__asm__ __volatile__ goto(
 	        MCG_RSEQ_ENTER(abort)
@@ -58,8 +79,8 @@ retry:
 	        "movq %%rcx, (%%rax)\n\t"           /* commit both */
 	        "2:\n\t"
 	        : [obj] "=&r"(obj)
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [key] "r"(key), [need] "r"(need),
-	          [delta] "r"(delta)
+	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [key] "r"(key),
+	          [need] "m"(ch->need), [delta] "m"(ch->delta)
 	        : "rax", "rcx", "rdx", "r8", "memory", "cc"
 	        : abort, miss);
 	return obj;
@@ -69,11 +90,10 @@ miss:
 	return NULL;
 }
 
-/* Push @obj and give @n units back to key @key (units + n <= @limit, n <= limit). */
+/* Push @obj and give its charge @ch back to key @key's units. */
 static inline int mcg_rseq_stack_push_acct(struct mcg_pcpu_stack *base, void *obj, uint64_t key,
-                                           uint64_t n, uint64_t limit)
+                                           const struct mcg_acct_charge *ch)
 {
-	uint64_t room = (limit - n + 1) << 32, delta = (n << 32) + 1;
 retry:
 	__asm__ __volatile__ goto(
 	        MCG_RSEQ_ENTER(abort)
@@ -98,7 +118,7 @@ retry:
 	        "2:\n\t"
 	        :
 	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj), [key] "r"(key),
-	          [room] "r"(room), [delta] "r"(delta)
+	          [room] "m"(ch->room), [delta] "m"(ch->delta)
 	        : "rax", "rcx", "rdx", "r8", "memory", "cc"
 	        : abort, miss, dfree);
 	return MCG_PCPU_OK;
@@ -190,12 +210,13 @@ miss:
 }
 /* clang-format on */
 #else
-static inline void *mcg_rseq_stack_pop_acct(struct mcg_pcpu_stack *b, uint64_t k, uint64_t n)
+static inline void *mcg_rseq_stack_pop_acct(struct mcg_pcpu_stack *b, uint64_t k,
+                                            const struct mcg_acct_charge *ch)
 {
 	return NULL;
 }
 static inline int mcg_rseq_stack_push_acct(struct mcg_pcpu_stack *b, void *o, uint64_t k,
-                                           uint64_t n, uint64_t l)
+                                           const struct mcg_acct_charge *ch)
 {
 	return MCG_PCPU_FAIL;
 }

@@ -59,40 +59,60 @@ static void array_units_prime(struct mcg_cache *c, struct mcg_objcg *x)
 		array_units_put(c, x, have);
 }
 
-void mcg_cache_free_account(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx)
+/* The rest of an accounted free: the object went nowhere yet (@r: why the
+ * one-section push failed, or MCG_PCPU_FAIL when it was not tried). */
+static mcg_noinline void free_account_slow(struct mcg_cache *c, struct mcg_slab *s, void *obj,
+                                           struct mcg_objcg *x, int r)
 {
-	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
-	struct mcg_objcg *x = v[idx];
-	if (x)
-		v[idx] = NULL; /* before the object can be handed out again */
-	bool rseq = mcg_percpu_use_rseq();
-	/* Fast: the object and its charge back into this CPU's array at once
-	 * (not inside a shrinker, whose frees must reach the counters). */
-	if (x && likely(rseq) && likely(!mcg_reclaim_state_current) &&
-	    likely(c->charge_units <= MCG_ACCT_ARRAY_UNITS)) {
-		int r = mcg_rseq_stack_push_acct(s->pcpu, obj, mcg_objcg_key(x), c->charge_units,
-		                                 MCG_ACCT_ARRAY_UNITS);
-		if (likely(r == MCG_PCPU_OK))
-			return;
-		if (r == MCG_PCPU_DOUBLE) { /* corrupt: charged, yet free already */
-			mcg_cache_free_slow(c, obj, s, r);
-			mcg_objcg_give(x, c->charge_units);
-			return;
-		}
+	if (r == MCG_PCPU_DOUBLE) { /* corrupt: charged, yet free already */
+		mcg_cache_free_slow(c, obj, s, r);
+		mcg_objcg_give(x, c->charge_units);
+		return;
 	}
-	if (likely(rseq)) {
+	bool rseq = mcg_percpu_use_rseq();
+	if (rseq) {
+		r = mcg_rseq_stack_push(s->pcpu, obj);
+		if (unlikely(r != MCG_PCPU_OK))
+			mcg_cache_free_slow(c, obj, s, r);
+	} else {
+		mcg_cache_free_locked(c, s, obj);
+	}
+	if (rseq && !mcg_reclaim_state_current)
+		array_units_put(c, x, c->charge_units);
+	else
+		mcg_objcg_give(x, c->charge_units); /* a shrinker's frees reach the counters */
+}
+
+/* An unaccounted object of a slab with a vector. */
+static mcg_noinline void free_plain(struct mcg_cache *c, struct mcg_slab *s, void *obj)
+{
+	if (likely(mcg_percpu_use_rseq())) {
 		int r = mcg_rseq_stack_push(s->pcpu, obj);
 		if (unlikely(r != MCG_PCPU_OK))
 			mcg_cache_free_slow(c, obj, s, r);
 	} else {
 		mcg_cache_free_locked(c, s, obj);
 	}
-	if (!x)
+}
+
+void mcg_cache_free_account(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx)
+{
+	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
+	struct mcg_objcg *x = v[idx];
+	if (unlikely(!x)) {
+		free_plain(c, s, obj);
 		return;
-	if (rseq && !mcg_reclaim_state_current)
-		array_units_put(c, x, c->charge_units);
-	else
-		mcg_objcg_give(x, c->charge_units);
+	}
+	v[idx] = NULL; /* before the object can be handed out again */
+	/* The object and its charge back into this CPU's array at once (not
+	 * inside a shrinker, whose frees must reach the counters). */
+	int r = MCG_PCPU_FAIL;
+	if (likely(mcg_percpu_use_rseq()) && likely(!mcg_reclaim_state_current)) {
+		r = mcg_rseq_stack_push_acct(s->pcpu, obj, mcg_objcg_key(x), &c->acct);
+		if (likely(r == MCG_PCPU_OK))
+			return;
+	}
+	free_account_slow(c, s, obj, x, r);
 }
 
 /* ------------------------------------------------------------ alloc */

@@ -42,7 +42,7 @@ static mcg_always_inline void *mcg_cache_alloc_objcg(struct mcg_cache *c, struct
 {
 	void *obj;
 	if (unlikely(!mcg_percpu_use_rseq()) ||
-	    unlikely(!(obj = mcg_rseq_stack_pop_acct(c->pcpu, mcg_objcg_key(x), c->charge_units))))
+	    unlikely(!(obj = mcg_rseq_stack_pop_acct(c->pcpu, mcg_objcg_key(x), &c->acct))))
 		return mcg_cache_alloc_objcg_slow(c, x, MCG_ACCT_UNCHARGED, NULL);
 	/* Our own object: its chunk is ours, and it starts a slot. */
 	struct mcg_slab *s = ((struct mcg_slab *)mcg_chunk_slab_desc(obj))->head;

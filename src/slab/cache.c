@@ -262,6 +262,7 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	c->objcg_kind = (flags & MCG_CACHE_RECLAIMABLE) ? MCG_OBJCG_SLAB_RECLAIMABLE
 	                                                : MCG_OBJCG_SLAB_UNRECLAIMABLE;
 	c->charge_units = (uint16_t)(slot / MCG_OBJCG_UNIT + 1); /* slot + vector entry */
+	mcg_acct_charge_init(&c->acct, c->charge_units, MCG_ACCT_ARRAY_UNITS);
 	c->secret = cache_secret(c);
 	c->cpu_cap = cap;
 	c->batch = MCG_MAX(1u, MCG_MIN(cap / 2, (uint32_t)MCG_BATCH_MAX));

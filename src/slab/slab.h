@@ -41,6 +41,7 @@
 
 #include "base/list.h"
 #include "base/lock.h"
+#include "base/pcpu_acct.h"
 #include "base/pcpu_stack.h"
 #include "memcg/debug.h"
 #include "memcg/slab.h"
@@ -91,10 +92,11 @@ struct mcg_cache {
 	struct mcg_pcpu_stack *pcpu; /* the per-CPU arrays */
 	uint32_t slot_size;
 	uint32_t flags;
-	uint64_t recip;        /* ceil(2^MCG_RECIP_SHIFT / slot_size) */
-	uint8_t debug;         /* poison or red zone: no CPU arrays */
-	uint8_t objcg_kind;    /* enum mcg_objcg_kind of accounted objects */
-	uint16_t charge_units; /* MCG_OBJCG_UNITs an accounted object charges */
+	uint64_t recip;              /* ceil(2^MCG_RECIP_SHIFT / slot_size) */
+	uint8_t debug;               /* poison or red zone: no CPU arrays */
+	uint8_t objcg_kind;          /* enum mcg_objcg_kind of accounted objects */
+	uint16_t charge_units;       /* MCG_OBJCG_UNITs an accounted object charges */
+	struct mcg_acct_charge acct; /* charge_units, as the array sections use it */
 	/* Slow path. */
 	uintptr_t secret; /* freelist encoding key */
 	uint32_t cpu_cap; /* array capacity */
