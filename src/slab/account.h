@@ -17,7 +17,7 @@
 #include "slab/cache_fast.h"
 
 /** Units a CPU array holds for its objcg at most (2 pages' worth). */
-#define MCG_ACCT_ARRAY_UNITS (2 * MCG_OBJCG_UNITS_PER_PAGE)
+#define MCG_ACCT_ARRAY_UNITS (8 * MCG_OBJCG_UNITS_PER_PAGE)
 
 /* Where mcg_cache_alloc_objcg() left its fast path. */
 enum { MCG_ACCT_UNCHARGED, MCG_ACCT_NO_VECTOR };

@@ -269,13 +269,15 @@ static void test_kmem_memcg_deletion(void)
 		struct worker w[4];
 		pthread_t t[4];
 		for (int k = 0; k < nt; k++) {
-			w[k] = (struct worker){.g = c, .hold = &hold, .seed = 1u + (unsigned)(i * 4 + k)};
+			w[k] = (struct worker){
+			        .g = c, .hold = &hold, .seed = 1u + (unsigned)(i * 4 + k)};
 			pthread_create(&t[k], NULL, worker, &w[k]);
 		}
 		pthread_barrier_wait(&hold);
 		long bytes = 0, recl = 0, anon = OWN_ANON * PAGE;
 		for (int k = 0; k < nt; k++)
-			bytes += w[k].live_bytes, recl += w[k].live_recl, anon += w[k].anon_pages * PAGE;
+			bytes += w[k].live_bytes, recl += w[k].live_recl,
+			        anon += w[k].anon_pages * PAGE;
 		/* Live objects, stocks full: the stats are exact, current is
 		 * within the stock bound of their sum. */
 		CHECK_EQ(mstat(c, "slab"), bytes);
@@ -305,8 +307,9 @@ static void test_kmem_memcg_deletion(void)
 		CHECK_EQ(cur(kmem), OWN_ANON * PAGE);
 		CHECK_EQ(mstat(kmem, "slab"), 0);
 	}
-	fprintf(stderr, "deletion: worst |current - (anon + kernel)| while live: %ld pages "
-	                "(bound %ld)\n",
+	fprintf(stderr,
+	        "deletion: worst |current - (anon + kernel)| while live: %ld pages "
+	        "(bound %ld)\n",
 	        worst / PAGE, slack / PAGE);
 	CHECK_EQ(dying(kmem), 0);
 	CHECK_EQ(read_key(kmem, "cgroup.stat", "nr_descendants"), 0);
@@ -461,8 +464,9 @@ static void test_kmem_dead_cgroups(void)
 		CHECK_EQ(read_key(kd, "cgroup.stat", "nr_descendants"), 0);
 		check_rest(kd);
 	}
-	fprintf(stderr, "dead cgroups: %d groups churned, nr_dying_descendants at most %ld "
-	                "after a round\n",
+	fprintf(stderr,
+	        "dead cgroups: %d groups churned, nr_dying_descendants at most %ld "
+	        "after a round\n",
 	        ROUNDS * PER_ROUND, max_dying);
 	mcg_group_drain_stocks();
 	long live = 0;
@@ -546,7 +550,8 @@ static void test_kmem_free_elsewhere(void)
 	pthread_t t[NALLOC];
 	struct crossing al[NALLOC];
 	for (int k = 0; k < NALLOC; k++) {
-		al[k] = (struct crossing){.g = a, .first = k, .step = NALLOC, .seed = 99u + (unsigned)k};
+		al[k] = (struct crossing){
+		        .g = a, .first = k, .step = NALLOC, .seed = 99u + (unsigned)k};
 		pthread_create(&t[k], NULL, alloc_in_a, &al[k]);
 	}
 	for (int k = 0; k < NALLOC; k++)

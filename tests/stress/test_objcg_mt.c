@@ -297,8 +297,8 @@ static void test_objcg_mt(void)
 {
 	REQUIRE(mcg_group_create(NULL, "s", &s) == 0);
 	kacct = mcg_cache_create("objcg-mt-acct", 120, 0, MCG_CACHE_ACCOUNT, NULL);
-	krecl = mcg_cache_create("objcg-mt-recl", 48, 0,
-	                         MCG_CACHE_ACCOUNT | MCG_CACHE_RECLAIMABLE, NULL);
+	krecl = mcg_cache_create("objcg-mt-recl", 48, 0, MCG_CACHE_ACCOUNT | MCG_CACHE_RECLAIMABLE,
+	                         NULL);
 	REQUIRE(kacct && krecl);
 	mcg_cache_stats_t st;
 	mcg_cache_stats(kacct, &st);
@@ -341,8 +341,8 @@ static void test_objcg_mt(void)
 	        "%d workers: %lu allocs, %lu frees (%lu of another thread's objects), "
 	        "%lu owners already reparented, %lu group churns, %lu drains, %lu pauses, "
 	        "worst |current - (anon + kernel)| %ld pages\n",
-	        WORKERS, allocs_total, frees_total, foreign_total, owner_parent_total,
-	        churn_total, drains_total, pauses_total, worst_gap / PAGE);
+	        WORKERS, allocs_total, frees_total, foreign_total, owner_parent_total, churn_total,
+	        drains_total, pauses_total, worst_gap / PAGE);
 	CHECK(allocs_total > 1000);
 	CHECK(foreign_total > 100);
 	CHECK(churn_total > 20);
