@@ -42,7 +42,6 @@ enum mcg_group_event {
 
 /* memory.stat items: per-CPU counters, summed over the subtree on read. */
 enum mcg_group_stat {
-	MCG_STAT_ANON,          /* pages charged by mcg_charge() (printed in bytes) */
 	MCG_STAT_CHARGE_FORCED, /* charges forced over max (MCG_CHARGE_FORCE) */
 	/* Reclaim (reclaim/vmscan.c), counted on the group whose objects it was:
 	 * objects scanned by shrinkers, pages uncharged by them; by kind.
@@ -220,6 +219,12 @@ void mcg_stock_drain_group(mcg_group_t *g);
  * for tests and the benchmark's drift figure).
  */
 long mcg_stock_cached(const mcg_group_t *g);
+
+/**
+ * mcg_stock_cached_subtree - pages the stocks hold for @g and its
+ * descendants (racy snapshot; exact at rest).  Takes the tree lock.
+ */
+long mcg_stock_cached_subtree(const mcg_group_t *g);
 
 /**
  * mcg_group_try_charge - charge @nr pages to @g through the stock, with

@@ -27,7 +27,6 @@ static const struct {
 	const char *name;
 	bool bytes;
 } stat_names[MCG_NR_STATS] = {
-        [MCG_STAT_ANON] = {"anon", true},
         [MCG_STAT_CHARGE_FORCED] = {"charge_forced", false},
         [MCG_STAT_PGSCAN_DIRECT] = {"pgscan_direct", false},
         [MCG_STAT_PGSCAN_KSWAPD] = {"pgscan_kswapd", false},

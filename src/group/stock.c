@@ -189,6 +189,25 @@ void mcg_stock_drain_group(mcg_group_t *g)
 	mcg_stock_drain_words(stocks, key_of(g), drain_word);
 }
 
+long mcg_stock_cached_subtree(const mcg_group_t *g)
+{
+	long sum = 0;
+	mcg_lock(&mcg_group_tree_lock); /* parents stay put; stocked groups are referenced */
+	for (unsigned c = 0; c < nr_stocks; c++) {
+		struct mcg_pcpu_word *s = mcg_pcpu_word_of(stocks, c);
+		for (unsigned i = 0; i < ENTRIES; i++) {
+			uint64_t w = __atomic_load_n(&s->words[i], __ATOMIC_RELAXED);
+			const mcg_group_t *h = (const mcg_group_t *)(uintptr_t)mcg_pcpu_word_key(w);
+			while (h && h != g)
+				h = h->parent;
+			if (h)
+				sum += mcg_pcpu_word_count(w);
+		}
+	}
+	mcg_unlock(&mcg_group_tree_lock);
+	return sum;
+}
+
 long mcg_stock_cached(const mcg_group_t *g)
 {
 	long sum = 0;
@@ -339,10 +358,7 @@ int mcg_group_try_charge(mcg_group_t *g, unsigned long nr, unsigned flags)
 
 static mcg_noinline int charge_slow(mcg_group_t *g, unsigned long nr, unsigned flags)
 {
-	int err = mcg_group_try_charge(g, nr, flags);
-	if (!err)
-		mcg_group_stat_mod(g, MCG_STAT_ANON, (int64_t)nr);
-	return err;
+	return mcg_group_try_charge(g, nr, flags);
 }
 
 #define CHARGE_FLAGS (MCG_CHARGE_FORCE | MCG_CHARGE_NORECLAIM | MCG_CHARGE_NOWAIT)
@@ -365,10 +381,8 @@ mcg_public int mcg_charge(mcg_group_t *g, unsigned long nr_pages, unsigned flags
 	 * everything else is a tail call. */
 	if (likely(g && nr_pages - 1 < STOCK_PAGES && !(flags & ~CHARGE_FLAGS) &&
 	           mcg_percpu_use_rseq()) &&
-	    likely(mcg_rseq_word_consume(stocks, key_of(g), nr_pages) == MCG_PCPU_OK)) {
-		mcg_rseq_add(g->pcpu_stat, MCG_STAT_ANON * 8, (int64_t)nr_pages);
+	    likely(mcg_rseq_word_consume(stocks, key_of(g), nr_pages) == MCG_PCPU_OK))
 		return 0;
-	}
 	return charge_checked(g, nr_pages, flags);
 }
 
@@ -392,7 +406,6 @@ void mcg_group_uncharge_pages(mcg_group_t *g, unsigned long nr)
 
 static mcg_noinline int uncharge_slow(mcg_group_t *g, unsigned long nr)
 {
-	mcg_group_stat_mod(g, MCG_STAT_ANON, -(int64_t)nr);
 	mcg_group_uncharge_pages(g, nr);
 	return 0;
 }
@@ -414,10 +427,8 @@ mcg_public int mcg_uncharge(mcg_group_t *g, unsigned long nr_pages)
 	 * uncharges go straight to the counters: uncharge_slow()). */
 	if (likely(g && nr_pages - 1 < STOCK_PAGES && mcg_percpu_use_rseq() &&
 	           !mcg_reclaim_state_current) &&
-	    likely(mcg_rseq_word_refill(stocks, key_of(g), nr_pages, STOCK_PAGES) == MCG_PCPU_OK)) {
-		mcg_rseq_add(g->pcpu_stat, MCG_STAT_ANON * 8, -(int64_t)nr_pages);
+	    likely(mcg_rseq_word_refill(stocks, key_of(g), nr_pages, STOCK_PAGES) == MCG_PCPU_OK))
 		return 0;
-	}
 	return uncharge_checked(g, nr_pages);
 }
 

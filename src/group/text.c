@@ -78,10 +78,12 @@ static void show_max(mcg_group_t *g, struct out *o)
 
 /*
  * memory.stat: the memory kinds first, in bytes (the kernel's order), then
- * the counters.  anon = mcg_charge() pages + what the shim's heap charged;
- * kernel = what accounted objects charged (whole pages, so it includes the
- * sub-page remainder their objcgs keep): memory.current = anon + kernel at
- * rest.  slab_* are the bytes in live objects (slab <= kernel).
+ * the counters.  kernel = what accounted objects charged (whole pages, so it
+ * includes the sub-page remainder their objcgs keep); anon = the rest of
+ * memory.current less what the page stocks hold: mcg_charge() pages and the
+ * shim's heap.  No counting on the charge fast path: memory.current = anon +
+ * kernel whenever the stocks hold nothing, and anon is exact at any quiet
+ * moment.  slab_* are the bytes in live objects (slab <= kernel).
  */
 static void show_stat(mcg_group_t *g, struct out *o)
 {
@@ -95,15 +97,16 @@ static void show_stat(mcg_group_t *g, struct out *o)
 		ops->root_stat(extra, sizeof(extra));
 	int64_t sr = ob.used[MCG_OBJCG_SLAB_RECLAIMABLE],
 	        su = ob.used[MCG_OBJCG_SLAB_UNRECLAIMABLE];
-	out_printf(o, "anon %lld\nkernel %lld\n",
-	           (long long)(v[MCG_STAT_ANON] * PAGE_SIZE + ob.charged[MCG_OBJCG_ANON]),
-	           (long long)(ob.charged[MCG_OBJCG_SLAB_RECLAIMABLE] +
-	                       ob.charged[MCG_OBJCG_SLAB_UNRECLAIMABLE]));
+	int64_t kernel =
+	        ob.charged[MCG_OBJCG_SLAB_RECLAIMABLE] + ob.charged[MCG_OBJCG_SLAB_UNRECLAIMABLE];
+	int64_t anon = (int64_t)(mcg_page_counter_read(&g->memory) - mcg_stock_cached_subtree(g)) *
+	                       PAGE_SIZE -
+	               kernel;
+	out_printf(o, "anon %lld\nkernel %lld\n", (long long)(anon > 0 ? anon : 0),
+	           (long long)kernel);
 	out_printf(o, "slab_reclaimable %lld\nslab_unreclaimable %lld\nslab %lld\n", (long long)sr,
 	           (long long)su, (long long)(sr + su));
 	for (int i = 0; i < MCG_NR_STATS; i++) {
-		if (i == MCG_STAT_ANON)
-			continue;                /* above */
 		if (i == MCG_STAT_PGSCAN_DIRECT) /* the kernel's totals first */
 			out_printf(o, "pgscan %lld\npgsteal %lld\n",
 			           (long long)(v[MCG_STAT_PGSCAN_DIRECT] +

@@ -20,23 +20,23 @@ static void test_hierarchical_stats(void)
 	REQUIRE(mcg_group_create(NULL, "a", &a) == 0);
 	REQUIRE(mcg_group_create(a, "b", &b) == 0);
 	int64_t v[MCG_NR_STATS];
-	mcg_group_stat_mod(a, MCG_STAT_ANON, 5);
-	mcg_group_stat_mod(b, MCG_STAT_ANON, 7);
+	mcg_group_stat_mod(a, MCG_STAT_CHARGE_FORCED, 5);
+	mcg_group_stat_mod(b, MCG_STAT_CHARGE_FORCED, 7);
 	mcg_group_stat_flush(a, v);
-	CHECK_EQ(v[MCG_STAT_ANON], 12);
+	CHECK_EQ(v[MCG_STAT_CHARGE_FORCED], 12);
 	mcg_group_stat_flush(b, v);
-	CHECK_EQ(v[MCG_STAT_ANON], 7);
-	CHECK_EQ(mcg_group_stat_local(a, MCG_STAT_ANON), 5);
+	CHECK_EQ(v[MCG_STAT_CHARGE_FORCED], 7);
+	CHECK_EQ(mcg_group_stat_local(a, MCG_STAT_CHARGE_FORCED), 5);
 	CHECK_EQ(mcg_group_remove(b), 0);
 	mcg_group_stat_flush(a, v);
-	CHECK_EQ(v[MCG_STAT_ANON], 12); /* dying child still counted */
+	CHECK_EQ(v[MCG_STAT_CHARGE_FORCED], 12); /* dying child still counted */
 	mcg_group_put(b);
 	mcg_group_stat_flush(a, v);
-	CHECK_EQ(v[MCG_STAT_ANON], 12); /* folded into a */
-	CHECK_EQ(mcg_group_stat_local(a, MCG_STAT_ANON), 5);
-	mcg_group_stat_mod(a, MCG_STAT_ANON, -12);
+	CHECK_EQ(v[MCG_STAT_CHARGE_FORCED], 12); /* folded into a */
+	CHECK_EQ(mcg_group_stat_local(a, MCG_STAT_CHARGE_FORCED), 5);
+	mcg_group_stat_mod(a, MCG_STAT_CHARGE_FORCED, -12);
 	mcg_group_stat_flush(a, v);
-	CHECK_EQ(v[MCG_STAT_ANON], 0);
+	CHECK_EQ(v[MCG_STAT_CHARGE_FORCED], 0);
 	mcg_group_remove(a);
 	mcg_group_put(a);
 }
@@ -79,8 +79,9 @@ static void test_events(void)
 	CHECK_EQ(mcg_group_event_read(a, MCG_EVENT_MAX, false), 0);
 	CHECK_EQ(mcg_group_event_read(mcg_group_root(), MCG_EVENT_OOM, false), root_before + 3);
 	CHECK(!strcmp(mcg_group_event_name(MCG_EVENT_OOM_GROUP_KILL), "oom_group_kill"));
-	bool bytes = false;
-	CHECK(!strcmp(mcg_group_stat_name(MCG_STAT_ANON, &bytes), "anon") && bytes);
+	bool bytes = true;
+	CHECK(!strcmp(mcg_group_stat_name(MCG_STAT_CHARGE_FORCED, &bytes), "charge_forced") &&
+	      !bytes);
 	mcg_group_remove(b), mcg_group_put(b);
 	mcg_group_remove(a), mcg_group_put(a);
 }
