@@ -10,9 +10,10 @@
  *    shrinker dropped is read back "from disk": allocated again), N
  *    transactions (a read plus a create or a delete), delete all.  The
  *    budget is half of what the files need, so reclaim runs all along.
- *    Objects are charged with mcg_charge() one page per 4096 bytes of
- *    objects, per tenant (accounted caches are issue 4; until then this
- *    stands in for them).  Variants, interleaved within each run:
+ *    The caches are reclaimable, and every object is accounted to its
+ *    tenant's group (mcg_cache_alloc_account: byte charges through the
+ *    objcg, as the kernel's SLAB_ACCOUNT dentries and inodes).  Variants,
+ *    interleaved within each run:
  *      root      - files charged to the root; the bench checks the budget
  *                  after each charge and calls mcg_reclaim(NULL) itself
  *                  (the root has no memory.max);
@@ -53,8 +54,6 @@ static const char *const op_rows[NR_OPS] = {"FilesCreate", "DataRead", "Transact
 
 struct tenant {
 	mcg_group_t *g;
-	long bytes; /* object bytes held */
-	long pages; /* pages charged for them */
 };
 
 struct inode {
@@ -97,41 +96,17 @@ static unsigned rnd(unsigned n)
 	return (unsigned)(fs.rng % n);
 }
 
-static void tenant_uncharge(struct tenant *t, long bytes)
+/* V_ROOT: what the charge path does at memory.max, for the root (no max). */
+static void root_budget_check(void)
 {
-	t->bytes -= bytes;
-	long need = (t->bytes + PAGE - 1) / PAGE;
-	if (t->pages > need) {
-		mcg_uncharge(t->g, (unsigned long)(t->pages - need));
-		t->pages = need;
-	}
-}
-
-/* Return 0 or -ENOMEM (the group could not make room). */
-static int tenant_charge(struct tenant *t, long bytes)
-{
-	t->bytes += bytes;
-	while (t->bytes > t->pages * PAGE) {
-		if (mcg_charge(t->g, 1, 0)) {
-			tenant_uncharge(t, bytes);
-			return -ENOMEM;
-		}
-		t->pages++;
-	}
-	if (fs.root_budget) {
-		/* What the charge path does at memory.max, for the root. */
-		if (mcg_page_counter_read(&mcg_group_root()->memory) > fs.budget_pages)
-			mcg_reclaim(NULL, 32, MCG_RECLAIM_DIRECT);
-	}
-	return 0;
+	if (fs.root_budget && mcg_page_counter_read(&mcg_group_root()->memory) > fs.budget_pages)
+		mcg_reclaim(NULL, 32, MCG_RECLAIM_DIRECT);
 }
 
 static void dentry_free(struct dentry *d)
 {
-	struct tenant *t = d->tenant;
-	mcg_cache_free(fs.icache, d->inode);
+	mcg_cache_free(fs.icache, d->inode); /* uncharges */
 	mcg_cache_free(fs.dcache, d);
-	tenant_uncharge(t, OBJ_BYTES);
 }
 
 static enum mcg_lru_status isolate(mcg_lru_link_t *item, mcg_list_lru_one_t *list, void *arg)
@@ -168,15 +143,13 @@ static unsigned long pm_scan(mcg_shrinker_t *s, mcg_shrink_control_t *sc)
 static int instantiate(unsigned i)
 {
 	struct tenant *t = &fs.tenants[i % (unsigned)fs.ntenants];
-	if (tenant_charge(t, OBJ_BYTES))
-		return -ENOMEM;
-	struct dentry *d = mcg_cache_alloc(fs.dcache);
-	struct inode *in = d ? mcg_cache_alloc(fs.icache) : NULL;
+	struct dentry *d = mcg_cache_alloc_account(fs.dcache, t->g);
+	struct inode *in = d ? mcg_cache_alloc_account(fs.icache, t->g) : NULL;
 	if (!in) {
 		mcg_cache_free(fs.dcache, d);
-		tenant_uncharge(t, OBJ_BYTES);
 		return -ENOMEM;
 	}
+	root_budget_check();
 	in->ino = i;
 	in->size = 500 + i % 9500;
 	in->nlink = 1;
@@ -232,8 +205,10 @@ static void op_delete(unsigned i)
 
 static int fs_setup(unsigned nslots)
 {
-	fs.dcache = mcg_cache_create("pm_dentry", sizeof(struct dentry), 0, 0, NULL);
-	fs.icache = mcg_cache_create("pm_inode", sizeof(struct inode), 0, 0, NULL);
+	fs.dcache = mcg_cache_create("pm_dentry", sizeof(struct dentry), 0, MCG_CACHE_RECLAIMABLE,
+	                             NULL);
+	fs.icache =
+	        mcg_cache_create("pm_inode", sizeof(struct inode), 0, MCG_CACHE_RECLAIMABLE, NULL);
 	fs.slots = calloc(nslots, sizeof(*fs.slots));
 	fs.nslots = nslots;
 	if (!fs.dcache || !fs.icache || !fs.slots)

@@ -26,10 +26,19 @@
 
 /* ------------------------------------------------------------ free */
 
+/* Does this CPU's array of @c hold units of an objcg other than @key?  A hint. */
+static bool array_units_foreign(struct mcg_cache *c, uint64_t key)
+{
+	struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, mcg_percpu_cpu());
+	return MCG_READ_ONCE(st->units) && MCG_READ_ONCE(st->acct) != key;
+}
+
 /*
- * Put @units charged to @x in this CPU's array of @c (rseq mode), evicting
- * the units it held for another objcg, or for @x if full; what does not fit
- * goes to @x's byte stock.
+ * Put @units charged to @x in this CPU's array of @c (rseq mode): add them
+ * to @x's units there; if the array holds @x's units and is full, spill
+ * them to the byte stock first; if it holds another objcg's, leave those
+ * (several objcgs taking turns would evict each other on every call) and
+ * give @units to @x's byte stock instead.
  */
 static void array_units_put(struct mcg_cache *c, struct mcg_objcg *x, uint64_t units)
 {
@@ -40,6 +49,10 @@ static void array_units_put(struct mcg_cache *c, struct mcg_objcg *x, uint64_t u
 	}
 	if (mcg_rseq_acct_add(c->pcpu, key, units, MCG_ACCT_ARRAY_UNITS) == MCG_PCPU_OK)
 		return;
+	if (array_units_foreign(c, key)) {
+		mcg_objcg_give(x, units);
+		return;
+	}
 	if (mcg_rseq_acct_take(c->pcpu, &old_key, &old_word) == MCG_PCPU_OK && (old_word >> 32))
 		mcg_objcg_give((struct mcg_objcg *)(uintptr_t)old_key, old_word >> 32);
 	if (mcg_rseq_acct_set_key(c->pcpu, key) == MCG_PCPU_OK &&
@@ -52,7 +65,7 @@ static void array_units_put(struct mcg_cache *c, struct mcg_objcg *x, uint64_t u
 static void array_units_prime(struct mcg_cache *c, struct mcg_objcg *x)
 {
 	uint64_t have = mcg_objcg_stocked_here(x);
-	if (have < c->charge_units)
+	if (have < c->charge_units || array_units_foreign(c, mcg_objcg_key(x)))
 		return;
 	have = MCG_MIN(have, (uint64_t)MCG_ACCT_ARRAY_UNITS);
 	if (mcg_objcg_consume(x, have) == MCG_PCPU_OK)
