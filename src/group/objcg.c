@@ -146,10 +146,17 @@ static void drain_word(uint64_t w)
 	objcg_put(x);
 }
 
+/* Misses that evict a word: one in EVICT_EVERY (a thread-local hint). */
+#define EVICT_EVERY 8
+static mcg_tls unsigned evict_tick;
+
 /*
  * Put @units (charged to @x, not in use) in this CPU's stock: into x's word,
- * else a word of their own, evicting another.  Over the word's limit, or if
- * the stock is being drained, they go back to @x.
+ * else an empty word.  When every word holds another objcg, evict one only
+ * on one miss in EVICT_EVERY, and otherwise keep the units with @x (its
+ * leftover, whole pages back to its group): more objcgs taking turns than a
+ * CPU has words would otherwise evict on every call.  Over the word's limit,
+ * or if the stock is being drained, they go back to @x too.
  */
 static void stock_put(struct mcg_objcg *x, uint64_t units)
 {
@@ -157,9 +164,18 @@ static void stock_put(struct mcg_objcg *x, uint64_t units)
 		return;
 	uint64_t keep = units < MCG_OBJCG_STOCK_UNITS ? units : MCG_OBJCG_STOCK_UNITS;
 	uint64_t old, key = mcg_objcg_key(x);
+	unsigned slot = mcg_stock_pick_entry(mcg_objcg_stocks, key);
+	uint64_t there =
+	        __atomic_load_n(&mcg_pcpu_word_of(mcg_objcg_stocks, mcg_percpu_cpu())->words[slot],
+	                        __ATOMIC_RELAXED);
+	if (mcg_pcpu_word_key(there) && mcg_pcpu_word_key(there) != key &&
+	    ++evict_tick % EVICT_EVERY) {
+		mcg_objcg_units_return(x, units);
+		return;
+	}
 	objcg_get(x); /* the new word's */
-	if (mcg_pcpu_word_exchange(mcg_objcg_stocks, mcg_stock_pick_entry(mcg_objcg_stocks, key),
-	                           mcg_pcpu_word_pack(key, (uint32_t)keep), &old) != MCG_PCPU_OK) {
+	if (mcg_pcpu_word_exchange(mcg_objcg_stocks, slot, mcg_pcpu_word_pack(key, (uint32_t)keep),
+	                           &old) != MCG_PCPU_OK) {
 		objcg_put(x); /* x holds charges (ours): it stays */
 		mcg_objcg_units_return(x, units);
 		return;
