@@ -13,8 +13,13 @@
  * NULL.  Blocks allocated before the constructor ran (the dynamic loader's,
  * libc's start-up) stay unaccounted; realloc keeps a block's accounting.
  *
- * Every process that inherits the variables gets its own heap group with
- * those limits: groups are per process.  At exit (preload/exit_report.c)
+ * Only the malloc family is charged: memory the program maps itself (its
+ * own mmap, CPython's small-object arenas) is not.  Every process that
+ * inherits the variables gets its own heap group with those limits: groups
+ * are per process.  Fork: the slab layer's locks are fork-safe, but the
+ * group tree and objcg locks are not taken around fork; a child that
+ * allocates while another thread of its parent held one (a group slow path
+ * at the moment of fork) would wait forever.  At exit (preload/exit_report.c)
  * the reporting process appends the group's memory.current, memory.stat and
  * memory.events to its slabinfo report.
  *
