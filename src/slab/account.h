@@ -16,7 +16,7 @@
 #include "group/objcg.h"
 #include "slab/cache_fast.h"
 
-/** Units a CPU array holds for its objcg at most (2 pages' worth). */
+/** Units a CPU array holds for its objcg at most (8 pages' worth). */
 #define MCG_ACCT_ARRAY_UNITS (8 * MCG_OBJCG_UNITS_PER_PAGE)
 
 /* Where mcg_cache_alloc_objcg() left its fast path. */
