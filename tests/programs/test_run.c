@@ -489,6 +489,26 @@ static void test_malloc_family_in_shim(void)
 	prog_result_free(&r);
 }
 
+/* The same with the heap accounted to a group (memcg run --max): every call
+ * then takes the accounted paths, fork and thread exit included. */
+static void test_malloc_family_in_shim_accounted(void)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	REQUIRE(n > 0);
+	self[n] = 0;
+	const char *bin = prog_memcg_bin();
+	REQUIRE(bin);
+	char *argv[] = {(char *)bin, "run", "--max", "1G", "--", self, "--in-shim", NULL};
+	struct prog_result r = prog_run(argv, NULL, NULL, NULL, 120);
+	CHECK_EQ(r.status, 0);
+	CHECK(strstr(r.out, " passed, 0 failed\n") != NULL);
+	CHECK(strstr(r.err, "# memory.stat of the heap group") != NULL);
+	if (r.status != 0)
+		prog_show_failure("the malloc family inside the shim, accounted", &r);
+	prog_result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--in-shim"))
@@ -511,6 +531,7 @@ int main(int argc, char **argv)
 	RUN(test_run_finds_preload);
 	RUN(test_plain_preload_is_silent);
 	RUN(test_malloc_family_in_shim);
+	RUN(test_malloc_family_in_shim_accounted);
 	prog_rmtree(dir);
 	return test_done();
 }
