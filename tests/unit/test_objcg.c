@@ -111,6 +111,28 @@ static void test_cache_account(void)
 	teardown();
 }
 
+/* Destroying a cache returns the charge its CPU arrays held (rseq mode):
+ * nothing is left charged, no objcg is kept alive. */
+static void test_destroy_returns_array_units(void)
+{
+	setup();
+	mcg_cache_t *k = mcg_cache_create("acct-destroy", 48, 0, MCG_CACHE_ACCOUNT, NULL);
+	REQUIRE(k);
+	mcg_group_t *prev = mcg_group_enter(c);
+	for (int i = 0; i < 100; i++) {
+		void *o = mcg_cache_alloc(k);
+		REQUIRE(o);
+		mcg_cache_free(k, o); /* the second and later take the one-section path */
+	}
+	mcg_group_leave(prev);
+	CHECK(current_bytes(c) > 0); /* a page charged, its units parked */
+	CHECK_EQ(mcg_cache_destroy(k), 0);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(c), 0);
+	CHECK_EQ(stat_of(c, "memory.stat", "kernel"), 0);
+	teardown();
+}
+
 static void test_reclaimable_and_explicit(void)
 {
 	setup();
@@ -302,6 +324,7 @@ int main(int argc, char **argv)
 {
 	(void)argc;
 	RUN(test_cache_account);
+	RUN(test_destroy_returns_array_units);
 	RUN(test_reclaimable_and_explicit);
 	RUN(test_kmalloc_account);
 	RUN(test_remove_reparents);
