@@ -112,29 +112,6 @@ static int check_exact(const char *what)
 }
 
 /* Pin the calling thread to @cpu (-1: leave it). */
-static void pin_to(int cpu)
-{
-	if (cpu < 0)
-		return;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
-/* The CPUs this process may run on, in order; return how many (at most @max). */
-static int allowed_cpus(int *cpus, int max)
-{
-	cpu_set_t set;
-	int n = 0;
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return 0;
-	for (int i = 0; i < CPU_SETSIZE && n < max; i++)
-		if (CPU_ISSET(i, &set))
-			cpus[n++] = i;
-	return n;
-}
-
 /* One store into each object: the allocation is used, nothing is elided. */
 W_INLINE void w_touch(void *p, uint64_t i) { *(volatile char *)p = (char)i; }
 
@@ -177,7 +154,7 @@ static void *f1_thread_fn(void *arg)
 {
 	struct f1_thread *t = arg;
 	struct f1_shared *sh = t->sh;
-	pin_to(t->cpu);
+	bench_pin_to(t->cpu);
 	size_t n = sh->n;
 	void **objs = ptr_array(n);
 	if (!objs) {
@@ -229,7 +206,7 @@ static int worker_free1m(const char *variant, int argc, char **argv)
 	if (accounted && mcg_group_create(NULL, "bench-objcg", &sh.group))
 		return 1;
 	int cpus[CPU_SETSIZE];
-	int ncpu = allowed_cpus(cpus, CPU_SETSIZE);
+	int ncpu = bench_allowed_cpus(cpus, CPU_SETSIZE);
 	struct f1_thread t[MAX_THREADS];
 	pthread_barrier_init(&sh.allocated, NULL, (unsigned)nthr + 1);
 	pthread_barrier_init(&sh.go, NULL, (unsigned)nthr + 1);
@@ -800,31 +777,18 @@ int bench_objcg_main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "--worker"))
 		return worker_main(argc - 2, argv + 2);
-	/* --case NAME runs one case (free1m, pair, mem); the rest are the common flags. */
-	const char *only = NULL;
+	/* --case NAME runs one case; the rest are the common flags. */
+	static const char *const cases[] = {"free1m", "pair", "mem", NULL};
+	const char *only;
 	char *args[64];
-	int nargs = 0;
-	for (int i = 0; i < argc && nargs < 63; i++) {
-		if (!strcmp(argv[i], "--case") && i + 1 < argc)
-			only = argv[++i];
-		else
-			args[nargs++] = argv[i];
-	}
-	args[nargs] = NULL;
-	if (only && strcmp(only, "free1m") && strcmp(only, "pair") && strcmp(only, "mem")) {
-		fprintf(stderr, "memcg bench objcg: unknown case '%s' (free1m, pair, mem)\n", only);
+	int nargs = bench_take_case(argc, argv, "objcg", cases, &only, args);
+	if (nargs < 0)
 		return 2;
-	}
 	struct ctx x = {0};
 	int rc = bench_parse_opts(nargs, args, &x.o);
 	if (rc)
 		return rc;
-	int cpus[CPU_SETSIZE];
-	x.threads = x.o.threads > 0 ? x.o.threads : allowed_cpus(cpus, CPU_SETSIZE);
-	if (x.threads < 1)
-		x.threads = 1;
-	if (x.threads > MAX_THREADS)
-		x.threads = MAX_THREADS;
+	x.threads = bench_threads(&x.o, MAX_THREADS);
 	uint64_t t0 = bench_now_ns();
 	if (!x.o.json)
 		printf("memcg bench objcg%s: accounted objects; each measurement in its own "

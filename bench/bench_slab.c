@@ -203,16 +203,6 @@ struct f1_thread {
 };
 
 /* Pin the calling thread to @cpu (-1: leave it). */
-static void pin_to(int cpu)
-{
-	if (cpu < 0)
-		return;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 W_INLINE int f1_body(enum bench_kind k, struct f1_thread *t, void **objs)
 {
 	struct f1_shared *sh = t->sh;
@@ -250,7 +240,7 @@ W_NOINLINE int f1_libc(struct f1_thread *t, void **objs) { return f1_body(BENCH_
 static void *f1_thread_fn(void *arg)
 {
 	struct f1_thread *t = arg;
-	pin_to(t->cpu);
+	bench_pin_to(t->cpu);
 	/* The pointer array comes from mmap, not from the allocator measured. */
 	size_t bytes = t->sh->n * sizeof(void *);
 	void **objs = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -268,19 +258,6 @@ static void *f1_thread_fn(void *arg)
 	return NULL;
 }
 
-/* The CPUs this process may run on, in order; return how many (at most @max). */
-static int allowed_cpus(int *cpus, int max)
-{
-	cpu_set_t set;
-	int n = 0;
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return 0;
-	for (int i = 0; i < CPU_SETSIZE && n < max; i++)
-		if (CPU_ISSET(i, &set))
-			cpus[n++] = i;
-	return n;
-}
-
 /* free1m: SIZE THREADS NOBJ.  Prints each thread's free time in ms: wall, then CPU. */
 static int worker_free1m(enum bench_kind k, int argc, char **argv)
 {
@@ -295,7 +272,7 @@ static int worker_free1m(enum bench_kind k, int argc, char **argv)
 	    !(sh.cache = mcg_cache_create("bench-free1m", sh.size, 0, 0, NULL)))
 		return 1;
 	int cpus[CPU_SETSIZE];
-	int ncpu = allowed_cpus(cpus, CPU_SETSIZE);
+	int ncpu = bench_allowed_cpus(cpus, CPU_SETSIZE);
 	struct f1_thread t[MAX_THREADS];
 	pthread_barrier_init(&sh.ready, NULL, (unsigned)nthr);
 	for (int i = 0; i < nthr; i++) {
@@ -984,26 +961,13 @@ int bench_slab_main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "--worker"))
 		return worker_main(argc - 2, argv + 2);
-	/* --case NAME runs one case (pair, free1m, growshrink, rss); the rest of
-	 * the flags are the common ones. */
-	const char *only = NULL;
+	/* --case NAME runs one case; the rest of the flags are the common ones. */
+	static const char *const cases[] = {"pair", "free1m", "growshrink", "rss", NULL};
+	const char *only;
 	char *args[64];
-	int nargs = 0;
-	for (int i = 0; i < argc && nargs < 63; i++) {
-		if (!strcmp(argv[i], "--case") && i + 1 < argc)
-			only = argv[++i];
-		else
-			args[nargs++] = argv[i];
-	}
-	args[nargs] = NULL;
-	if (only && strcmp(only, "pair") && strcmp(only, "free1m") && strcmp(only, "growshrink") &&
-	    strcmp(only, "rss")) {
-		fprintf(stderr,
-		        "memcg bench slab: unknown case '%s' "
-		        "(pair, free1m, growshrink, rss)\n",
-		        only);
+	int nargs = bench_take_case(argc, argv, "slab", cases, &only, args);
+	if (nargs < 0)
 		return 2;
-	}
 	struct ctx *x = calloc(1, sizeof(*x));
 	if (!x)
 		return 1;
@@ -1012,12 +976,7 @@ int bench_slab_main(int argc, char **argv)
 		free(x);
 		return rc;
 	}
-	int cpus[CPU_SETSIZE];
-	x->threads = x->o.threads > 0 ? x->o.threads : allowed_cpus(cpus, CPU_SETSIZE);
-	if (x->threads < 1)
-		x->threads = 1;
-	if (x->threads > MAX_THREADS)
-		x->threads = MAX_THREADS;
+	x->threads = bench_threads(&x->o, MAX_THREADS);
 	const char *probe[] = {"bench", "slab", "--worker", "probe", NULL};
 	x->nvar = bench_variants_find(x->var, probe);
 	uint64_t t0 = bench_now_ns();

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,4 +117,57 @@ void bench_emit_json(const char *bench, const char *variant, const char *extra, 
 	printf("{\"bench\":\"%s\",\"variant\":\"%s\"%s%s,\"value\":%.6g,\"unit\":\"%s\"}\n", bench,
 	       variant, extra ? "," : "", extra ? extra : "", value, unit);
 	fflush(stdout);
+}
+
+void bench_pin_to(int cpu)
+{
+	if (cpu < 0)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+int bench_allowed_cpus(int *cpus, int max)
+{
+	cpu_set_t set;
+	int n = 0;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	for (int i = 0; i < CPU_SETSIZE && n < max; i++)
+		if (CPU_ISSET(i, &set))
+			cpus[n++] = i;
+	return n;
+}
+
+int bench_take_case(int argc, char **argv, const char *bench, const char *const *cases,
+                    const char **only, char **args)
+{
+	int nargs = 0;
+	*only = NULL;
+	for (int i = 0; i < argc && nargs < 63; i++) {
+		if (!strcmp(argv[i], "--case") && i + 1 < argc)
+			*only = argv[++i];
+		else
+			args[nargs++] = argv[i];
+	}
+	args[nargs] = NULL;
+	if (!*only)
+		return nargs;
+	for (const char *const *c = cases; *c; c++)
+		if (!strcmp(*only, *c))
+			return nargs;
+	fprintf(stderr, "memcg bench %s: unknown case '%s' (", bench, *only);
+	for (const char *const *c = cases; *c; c++)
+		fprintf(stderr, "%s%s", c == cases ? "" : ", ", *c);
+	fprintf(stderr, ")\n");
+	return -1;
+}
+
+int bench_threads(const struct bench_opts *o, int max)
+{
+	int cpus[CPU_SETSIZE];
+	int n = o->threads > 0 ? o->threads : bench_allowed_cpus(cpus, CPU_SETSIZE);
+	return n < 1 ? 1 : n > max ? max : n;
 }

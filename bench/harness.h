@@ -32,6 +32,23 @@ uint64_t bench_now_ns(void);
  */
 uint64_t bench_thread_cpu_ns(void);
 
+/**
+ * bench_take_case - split `--case NAME` out of @argv (@argc entries): *@only
+ * gets NAME (NULL if absent), @args (room for 64) the other arguments,
+ * NULL-terminated.  NAME must be one of @cases (NULL-terminated), else a
+ * message names @bench and its cases.  Return: the count in @args, or -1.
+ */
+int bench_take_case(int argc, char **argv, const char *bench, const char *const *cases,
+                    const char **only, char **args);
+/** bench_threads - the thread count: --threads, else the CPUs allowed; 1..@max. */
+int bench_threads(const struct bench_opts *o, int max);
+
+/** bench_pin_to - run the calling thread on CPU @cpu only (nothing if @cpu < 0). */
+void bench_pin_to(int cpu);
+/** bench_allowed_cpus - the CPUs this process may run on, in order, into @cpus; how many (<= @max).
+ */
+int bench_allowed_cpus(int *cpus, int max);
+
 /** bench_rss_kib - this process's resident set (from /proc/self/statm) in KiB, or -1. */
 long bench_rss_kib(void);
 
