@@ -103,14 +103,20 @@ int mcg_objcg_charge_pages(struct mcg_objcg *x, unsigned long nr_pages, unsigned
 
 /*
  * Give back @units (live or stocked until now) to @x: whole pages to its
- * group, the rest kept as leftover.  @x may be freed on return.
+ * group, the rest kept as leftover - less than a page when @all_pages,
+ * else between one and two pages once it reaches two (hysteresis: an objcg
+ * without a stock word whose frees and allocations take turns would
+ * otherwise uncharge and charge a page on every call).  @x may be freed on
+ * return.
  */
-void mcg_objcg_units_return(struct mcg_objcg *x, uint64_t units)
+static void units_back(struct mcg_objcg *x, uint64_t units, bool all_pages)
 {
 	mcg_spin_lock(&x->lock);
 	uint64_t all = (uint64_t)x->leftover + units;
 	long pages = (long)(all / UNITS_PER_PAGE);
-	x->leftover = (long)(all % UNITS_PER_PAGE);
+	if (!all_pages)
+		pages = pages >= 2 ? pages - 1 : 0;
+	x->leftover = (long)(all - (uint64_t)pages * UNITS_PER_PAGE);
 	if (!pages) {
 		mcg_spin_unlock(&x->lock);
 		return; /* units were nonzero: charged still is */
@@ -127,6 +133,8 @@ void mcg_objcg_units_return(struct mcg_objcg *x, uint64_t units)
 		objcg_put(x);
 }
 
+void mcg_objcg_units_return(struct mcg_objcg *x, uint64_t units) { units_back(x, units, true); }
+
 void mcg_objcg_uncharge_pages(struct mcg_objcg *x, unsigned long nr_pages)
 {
 	mcg_objcg_units_return(x, (uint64_t)nr_pages * UNITS_PER_PAGE);
@@ -134,17 +142,20 @@ void mcg_objcg_uncharge_pages(struct mcg_objcg *x, unsigned long nr_pages)
 
 /* ------------------------------------------------------------ the byte stock */
 
-/* Return what a stock word held: its units and its reference. */
-static void drain_word(uint64_t w)
+/* Return what a stock word held: its units (whole pages when @all_pages)
+ * and its reference. */
+static void word_back(uint64_t w, bool all_pages)
 {
 	struct mcg_objcg *x = (struct mcg_objcg *)(uintptr_t)mcg_pcpu_word_key(w);
 	if (!x)
 		return;
 	uint32_t n = mcg_pcpu_word_count(w);
 	if (n)
-		mcg_objcg_units_return(x, n);
+		units_back(x, n, all_pages);
 	objcg_put(x);
 }
+
+static void drain_word(uint64_t w) { word_back(w, true); }
 
 /* Misses that evict a word: one in EVICT_EVERY (a thread-local hint). */
 #define EVICT_EVERY 8
@@ -170,19 +181,19 @@ static void stock_put(struct mcg_objcg *x, uint64_t units)
 	                        __ATOMIC_RELAXED);
 	if (mcg_pcpu_word_key(there) && mcg_pcpu_word_key(there) != key &&
 	    ++evict_tick % EVICT_EVERY) {
-		mcg_objcg_units_return(x, units);
+		units_back(x, units, false);
 		return;
 	}
 	objcg_get(x); /* the new word's */
 	if (mcg_pcpu_word_exchange(mcg_objcg_stocks, slot, mcg_pcpu_word_pack(key, (uint32_t)keep),
 	                           &old) != MCG_PCPU_OK) {
 		objcg_put(x); /* x holds charges (ours): it stays */
-		mcg_objcg_units_return(x, units);
+		units_back(x, units, false);
 		return;
 	}
 	if (units > keep)
-		mcg_objcg_units_return(x, units - keep);
-	drain_word(old);
+		units_back(x, units - keep, false);
+	word_back(old, false);
 }
 
 int mcg_objcg_charge(struct mcg_objcg *x, uint64_t units, unsigned flags)
@@ -190,6 +201,11 @@ int mcg_objcg_charge(struct mcg_objcg *x, uint64_t units, unsigned flags)
 	/* Use the leftover first, then whole pages (the group's page stock
 	 * batches them); the surplus goes to this CPU's stock. */
 	mcg_spin_lock(&x->lock);
+	if ((uint64_t)x->leftover >= units) { /* an objcg without a stock word */
+		x->leftover -= (long)units;
+		mcg_spin_unlock(&x->lock);
+		return 0;
+	}
 	uint64_t have = (uint64_t)x->leftover;
 	x->leftover = 0; /* holds_charges() unchanged: leftover implies charged */
 	mcg_spin_unlock(&x->lock);
@@ -214,12 +230,9 @@ void mcg_objcg_uncharge(struct mcg_objcg *x, uint64_t units)
 		mcg_objcg_units_return(x, units); /* a shrinker's frees are progress now */
 		return;
 	}
-	/* x's word is full, or there is none: keep a page's worth here, in a
-	 * word of x's own, and return the rest. */
-	uint64_t keep = units < UNITS_PER_PAGE ? units : UNITS_PER_PAGE;
-	stock_put(x, keep);
-	if (units > keep)
-		mcg_objcg_units_return(x, units - keep);
+	/* x's word is full, or there is none: a word of x's own (the full one
+	 * is returned), or x's leftover. */
+	stock_put(x, units);
 }
 
 /* slab/account.c's hooks (atomic pointers, set once). */
@@ -232,12 +245,51 @@ void mcg_objcg_set_array_hooks(void (*drain)(void), void (*scan)(mcg_objcg_units
 	__atomic_store_n(&array_drain, drain, __ATOMIC_RELEASE);
 }
 
+#define FLUSH_BATCH 64
+
+/* Collect (referenced) up to FLUSH_BATCH objcgs of @g's subtree holding a
+ * page or more of leftover (tree lock held). */
+static unsigned leftovers_locked(mcg_group_t *g, struct mcg_objcg **out, unsigned n)
+{
+	mcg_list_for_each (pos, &g->objcgs) {
+		if (n == FLUSH_BATCH)
+			return n;
+		struct mcg_objcg *x = mcg_list_entry(pos, struct mcg_objcg, link);
+		mcg_spin_lock(&x->lock);
+		if (x->leftover >= (long)UNITS_PER_PAGE) {
+			objcg_get(x);
+			out[n++] = x;
+		}
+		mcg_spin_unlock(&x->lock);
+	}
+	mcg_list_for_each (pos, &g->children)
+		n = leftovers_locked(mcg_list_entry(pos, struct mcg_group, sibling), out, n);
+	return n;
+}
+
+/* Give every objcg's whole pages of leftover back (drains: exact at rest). */
+static void flush_leftovers(void)
+{
+	struct mcg_objcg *batch[FLUSH_BATCH];
+	unsigned n;
+	do {
+		mcg_lock(&mcg_group_tree_lock);
+		n = leftovers_locked(mcg_group_root(), batch, 0);
+		mcg_unlock(&mcg_group_tree_lock);
+		for (unsigned i = 0; i < n; i++) {
+			units_back(batch[i], 0, true);
+			objcg_put(batch[i]);
+		}
+	} while (n == FLUSH_BATCH);
+}
+
 void mcg_objcg_drain_stocks(void)
 {
 	void (*fn)(void) = __atomic_load_n(&array_drain, __ATOMIC_ACQUIRE);
 	if (fn)
-		fn(); /* the CPU arrays' units, then the byte stocks */
+		fn(); /* the CPU arrays' units, then the byte stocks, then leftovers */
 	mcg_stock_drain_words(mcg_objcg_stocks, 0, drain_word);
+	flush_leftovers();
 }
 
 uint64_t mcg_objcg_stocked_here(const struct mcg_objcg *x)

@@ -64,7 +64,7 @@ struct mcg_objcg {
 	struct mcg_group *group; /* where charges go; moves up on removal (lock) */
 	long refcnt;             /* atomic */
 	long charged;            /* pages charged to group's counters (lock) */
-	long leftover;           /* units below a page given back by the stock (lock) */
+	long leftover;           /* units charged, in no word, not in use: < 2 pages (lock) */
 	struct mcg_list link;    /* on group->objcgs (tree lock) */
 };
 
