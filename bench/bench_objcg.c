@@ -20,6 +20,10 @@
  *   mem     1M live 64 B objects, accounted against unaccounted: the bytes
  *           per object accounting adds, from the resident set and from
  *           memory.stat (slab bytes - 64 x objects).
+ *   tenants 1, 8, 16 or 64 groups take turns, one accounted 64 B object
+ *           each: every step frees a group's object and allocates its next,
+ *           ns per step (CPU time).  More groups than a CPU's stock words
+ *           (7) is the many-tenant case; no target, for information.
  *
  * Method (as bench_slab.c): each measurement is one worker child
  * (baseline.h) for one variant, the variants visited in a rotated order in
@@ -417,6 +421,52 @@ static int worker_mem(const char *variant, int argc, char **argv)
 	return 0;
 }
 
+/* ---- tenants ---- */
+
+#define MAX_TENANTS 64
+
+/* tenants: VARIANT = the number of groups; ITERS.  Prints ns per step. */
+static int worker_tenants(const char *variant, int argc, char **argv)
+{
+	int n = atoi(variant);
+	if (argc < 1 || n < 1 || n > MAX_TENANTS)
+		return 2;
+	uint64_t iters = strtoull(argv[0], NULL, 0);
+	mcg_cache_t *c = mcg_cache_create("bench-objcg-tenants", PAIR_SIZE, 0, 0, NULL);
+	mcg_group_t *g[MAX_TENANTS];
+	void *held[MAX_TENANTS] = {0};
+	if (!c)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "tenant-%d", i);
+		if (mcg_group_create(NULL, name, &g[i]))
+			return 1;
+	}
+	double ns = 0;
+	for (int pass = 0; pass < 2; pass++) { /* a warm-up, then the timed one */
+		uint64_t steps = pass ? iters : iters / 10 + 1, t0 = bench_thread_cpu_ns();
+		for (uint64_t i = 0; i < steps; i++) {
+			int t = (int)(i % (uint64_t)n);
+			mcg_cache_free(c, held[t]);
+			if (!(held[t] = mcg_cache_alloc_account(c, g[t])))
+				return 1;
+			w_touch(held[t], i);
+		}
+		ns = (double)(bench_thread_cpu_ns() - t0) / (double)steps;
+	}
+	for (int i = 0; i < n; i++) {
+		mcg_cache_free(c, held[i]);
+		if (mcg_group_remove(g[i]))
+			return 1;
+		mcg_group_put(g[i]);
+	}
+	if (mcg_cache_destroy(c) || check_exact("tenants"))
+		return 1;
+	printf("%.4f\n", ns);
+	return 0;
+}
+
 /* `memcg bench objcg --worker CASE VARIANT ARGS...`: one measurement. */
 static int worker_main(int argc, char **argv)
 {
@@ -432,6 +482,8 @@ static int worker_main(int argc, char **argv)
 		return worker_pair(variant, argc, argv);
 	if (!strcmp(cas, "mem"))
 		return worker_mem(variant, argc, argv);
+	if (!strcmp(cas, "tenants"))
+		return worker_tenants(variant, argc, argv);
 	fprintf(stderr, "memcg bench objcg: unknown worker case '%s'\n", cas);
 	return 2;
 }
@@ -771,6 +823,49 @@ static int case_mem(struct ctx *x)
 	return 0;
 }
 
+/* ---- tenants ---- */
+
+static const char *const tenant_names[] = {"1", "8", "16", "64"};
+
+static int tenants_args(const struct ctx *x, int cfg, char buf[][32], const char **a)
+{
+	(void)cfg;
+	snprintf(buf[0], 32, "%u", x->o.smoke ? 20000u : 4000000u);
+	a[0] = buf[0];
+	return 1;
+}
+
+static int case_tenants(struct ctx *x)
+{
+	struct matrix m;
+	if (measure(x, "tenants", tenant_names, 4, 1, 1, tenants_args, &m))
+		return -1;
+	if (!x->o.json) {
+		printf("\n== tenants: N groups take turns, one accounted %d B object each; ns per "
+		       "free+alloc step (CPU time, median of %d run%s) ==\n",
+		       PAIR_SIZE, m.runs, m.runs > 1 ? "s" : "");
+		printf("  %-8s %10s %10s\n", "groups", "ns/step", "vs 1");
+	}
+	double one = mat_median(&m, 0, 0, 0, 1);
+	for (int k = 0; k < 4; k++) {
+		double v = mat_median(&m, 0, k, 0, 1);
+		if (x->o.json) {
+			char extra[96];
+			snprintf(extra, sizeof(extra), "\"size\":%d,\"threads\":1,\"groups\":%s",
+			         PAIR_SIZE, tenant_names[k]);
+			bench_emit_json("tenants", tenant_names[k], extra, v, "ns");
+		} else {
+			printf("  %-8s %10.2f %10.2f\n", tenant_names[k], v, one > 0 ? v / one : 0);
+		}
+	}
+	if (!x->o.json)
+		printf("no target: a CPU's stocks hold 7 objcgs; more groups taking turns share "
+		       "the "
+		       "objcgs' own leftovers\n");
+	mat_free(&m);
+	return 0;
+}
+
 /* ================================================================ main */
 
 int bench_objcg_main(int argc, char **argv)
@@ -778,7 +873,7 @@ int bench_objcg_main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "--worker"))
 		return worker_main(argc - 2, argv + 2);
 	/* --case NAME runs one case; the rest are the common flags. */
-	static const char *const cases[] = {"free1m", "pair", "mem", NULL};
+	static const char *const cases[] = {"free1m", "pair", "mem", "tenants", NULL};
 	const char *only;
 	char *args[64];
 	int nargs = bench_take_case(argc, argv, "objcg", cases, &only, args);
@@ -796,7 +891,7 @@ int bench_objcg_main(int argc, char **argv)
 		       x.o.smoke ? " (smoke: figures mean nothing)" : "");
 #define WANT(name) (!only || !strcmp(only, name))
 	rc = (WANT("free1m") && case_free1m(&x)) || (WANT("pair") && case_pair(&x)) ||
-	     (WANT("mem") && case_mem(&x));
+	     (WANT("mem") && case_mem(&x)) || (WANT("tenants") && case_tenants(&x));
 #undef WANT
 	if (!rc && !x.o.json)
 		printf("\ntargets: %d met, %d missed (%.0f s)\n", x.met, x.missed,
