@@ -11,16 +11,19 @@
  * group itself is freed as soon as its last reference goes.  Freeing an
  * object of a removed group is the same code as any accounted free.
  *
- * Charges are in units of MCG_OBJCG_UNIT bytes through a per-CPU byte stock:
- * MCG_PCPU_WORDS words per CPU (base/pcpu_word.h), each an objcg and the
- * units charged for it but not in use, at most MCG_OBJCG_STOCK_UNITS.  The
- * fast paths are one rseq section each (consume on alloc, refill on free);
- * the slow paths move whole pages between an objcg and its group's page
- * counters, through the group's page stock (stock.c).
+ * Charges are in units of MCG_OBJCG_UNIT bytes, held ahead of use in the
+ * CPU arrays of the caches (base/pcpu_acct.h, slab/account.c: the fast
+ * paths), then in a per-CPU byte stock: MCG_PCPU_WORDS words per CPU
+ * (base/pcpu_word.h), each an objcg and the units charged for it but not in
+ * use, at most MCG_OBJCG_STOCK_UNITS (mcg_objcg_consume/refill: one rseq
+ * section each), then in the objcg's own `leftover` (1-2 pages kept, for
+ * objcgs without a word on the CPU).  The slow paths here move whole pages
+ * between an objcg and its group's page counters, through the group's page
+ * stock (stock.c).
  *
- * Invariant, per objcg, exact at every moment its lock is free:
+ * Invariant, per objcg (exact whenever no slow path holds units in flight):
  *     charged x MCG_OBJCG_UNITS_PER_PAGE = units in live objects
- *                                          + units in stock words + leftover
+ *                   + units in stock words and CPU arrays + leftover
  * so memory.stat derives each kind's bytes in use without any counting on
  * the fast paths (mcg_objcg_stat()).
  *
