@@ -9,12 +9,19 @@
  * and records the objcg in entry i of its slab's vector, one pointer per
  * object (8 bytes: the kernel's obj_exts), allocated on the slab's first
  * accounted object and freed with the slab.  Unaccounted objects of the same
- * slab leave their entry NULL.  Free reads and clears the entry, pushes the
- * object, and gives the units back to this CPU's byte stock: no lock on the
- * fast path, and the same code whether the object's group is alive or was
- * removed (its objcg then points to an ancestor).
+ * slab leave their entry NULL.  Free reads and clears the entry, then pushes
+ * the object and gives its units back to the CPU array in one rseq section
+ * (base/pcpu_acct.h): no lock on the fast path, and the same code whether
+ * the object's group is alive or was removed (its objcg then points to an
+ * ancestor).  A CPU array holds units for one objcg at a time: the slow
+ * paths here move units between it and the objcg's byte stock, leaving
+ * another objcg's units in place (tenants taking turns would evict each
+ * other on every call), and drain them (stop, fence, take) for
+ * mcg_group_drain_stocks() and cache destruction.
  *
- * Locks: none; the objcg slow paths take an objcg's spin lock.
+ * Locks: the cache list lock (drain and scan of the arrays' units), the
+ * arrays' locks while stopped; the objcg slow paths take an objcg's spin
+ * lock.
  */
 #include <errno.h>
 
