@@ -61,8 +61,11 @@ int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group_t **out);
 
 /**
  * mcg_group_remove - take @g offline, as rmdir of a cgroup.  Its stocks are
- * drained; its usage stays charged until uncharged.  Pair with the caller's
- * own mcg_group_put() to let it go.
+ * drained.  Its accounted objects (memcg/kmalloc.h, MCG_CACHE_ACCOUNT) are
+ * charged to its parent from now on (their objcgs are reparented at once):
+ * they neither keep @g alive nor need touching.  Pages charged with
+ * mcg_charge() stay charged to @g and its ancestors until mcg_uncharge().
+ * Pair with the caller's own mcg_group_put() to let it go.
  * Return: 0; -EINVAL (root or NULL); -EBUSY (it has online children);
  * -ENOENT (already removed).
  */
