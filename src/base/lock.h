@@ -92,6 +92,17 @@ static inline void mcg_spin_unlock(mcg_spin_t *l)
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
 }
 
+/** mcg_spin_lock_raw / mcg_spin_unlock_raw - without rank checks (fork handlers only). */
+static inline void mcg_spin_lock_raw(mcg_spin_t *l)
+{
+	if (unlikely(__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)))
+		mcg_spin_wait_(l);
+}
+static inline void mcg_spin_unlock_raw(mcg_spin_t *l)
+{
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+}
+
 /** mcg_lock_raw / mcg_unlock_raw - without rank checks (fork handlers only). */
 static inline void mcg_lock_raw(mcg_lock_t *l) { pthread_mutex_lock(&l->mutex); }
 static inline void mcg_unlock_raw(mcg_lock_t *l) { pthread_mutex_unlock(&l->mutex); }

@@ -31,6 +31,7 @@ void mcg_group_set_reclaim_ops(const struct mcg_group_reclaim_ops *ops)
 
 static struct mcg_group root_group;
 static pthread_once_t group_once = PTHREAD_ONCE_INIT;
+static int group_ready;           /* 1 once group_init_once() finished */
 static unsigned long next_id = 1; /* tree lock */
 
 static void group_init_once(void)
@@ -52,9 +53,44 @@ static void group_init_once(void)
 	mcg_objcg_stocks_init();
 	if (mcg_objcg_create_all(r))
 		mcg_die("no memory for the root group's objcgs");
+	__atomic_store_n(&group_ready, 1, __ATOMIC_RELEASE);
 }
 
 void mcg_group_init(void) { pthread_once(&group_once, group_init_once); }
+
+/* Fork handlers (see group.h).  A fork can only race with group_init_once()
+ * in a thread that is initialising: then the flag is still 0 and nothing is
+ * locked, and the child may find the root half set up - as with any library
+ * initialised during a fork. */
+static bool fork_ready(void) { return __atomic_load_n(&group_ready, __ATOMIC_ACQUIRE); }
+
+void mcg_group_fork_lock_tree(void)
+{
+	if (fork_ready())
+		mcg_lock_raw(&mcg_group_tree_lock);
+}
+
+void mcg_group_fork_unlock_tree(void)
+{
+	if (fork_ready())
+		mcg_unlock_raw(&mcg_group_tree_lock);
+}
+
+void mcg_group_fork_lock_leaves(void)
+{
+	if (!fork_ready())
+		return;
+	mcg_objcg_fork_lock_all(true); /* the tree lock is held: the lists hold still */
+	mcg_stock_fork_lock_all(true);
+}
+
+void mcg_group_fork_unlock_leaves(void)
+{
+	if (!fork_ready())
+		return;
+	mcg_stock_fork_lock_all(false);
+	mcg_objcg_fork_lock_all(false);
+}
 
 mcg_public mcg_group_t *mcg_group_root(void)
 {

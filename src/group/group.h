@@ -159,6 +159,22 @@ extern mcg_lock_t mcg_group_tree_lock;
 /** mcg_group_init - set up the root and the stocks once (idempotent). */
 void mcg_group_init(void);
 
+/*
+ * Fork: the slab layer's pthread_atfork handlers (slab/cache.c) call these
+ * in lock-rank order, so that a child finds every group lock free and every
+ * list consistent: the tree lock after the cache list, the leaves (every
+ * objcg's spin lock, every CPU's stock words) after the page allocator.
+ * No-ops until mcg_group_init() ran.
+ */
+void mcg_group_fork_lock_tree(void);
+void mcg_group_fork_unlock_tree(void);
+void mcg_group_fork_lock_leaves(void);
+void mcg_group_fork_unlock_leaves(void);
+/** objcg.c's part of the leaves: every objcg's spin lock (tree lock held). */
+void mcg_objcg_fork_lock_all(bool lock);
+/** stock.c's part of the leaves: every CPU's page and byte stock words. */
+void mcg_stock_fork_lock_all(bool lock);
+
 /** mcg_group_tryget - take a reference unless the count already reached 0. */
 bool mcg_group_tryget(mcg_group_t *g);
 

@@ -359,6 +359,23 @@ void mcg_objcg_reparent_locked(mcg_group_t *g)
 	mcg_list_splice_tail(&g->objcgs, &parent->objcgs);
 }
 
+/* ------------------------------------------------------------ fork */
+
+static void fork_lock_subtree(mcg_group_t *g, bool lock)
+{
+	mcg_list_for_each (pos, &g->objcgs) {
+		struct mcg_objcg *x = mcg_list_entry(pos, struct mcg_objcg, link);
+		if (lock)
+			mcg_spin_lock_raw(&x->lock);
+		else
+			mcg_spin_unlock_raw(&x->lock);
+	}
+	mcg_list_for_each (pos, &g->children)
+		fork_lock_subtree(mcg_list_entry(pos, struct mcg_group, sibling), lock);
+}
+
+void mcg_objcg_fork_lock_all(bool lock) { fork_lock_subtree(mcg_group_root(), lock); }
+
 /* ------------------------------------------------------------ statistics */
 
 static uint64_t units_stocked(const struct mcg_objcg *x)

@@ -189,6 +189,20 @@ void mcg_stock_drain_group(mcg_group_t *g)
 	mcg_stock_drain_words(stocks, key_of(g), drain_word);
 }
 
+void mcg_stock_fork_lock_all(bool lock)
+{
+	for (unsigned c = 0; c < nr_stocks; c++) {
+		mcg_lock_t *locks[2] = {&mcg_pcpu_word_of(stocks, c)->lock,
+		                        &mcg_pcpu_word_of(mcg_objcg_stocks, c)->lock};
+		for (int i = 0; i < 2; i++) {
+			if (lock)
+				mcg_lock_raw(locks[i]);
+			else
+				mcg_unlock_raw(locks[i]);
+		}
+	}
+}
+
 long mcg_stock_cached_subtree(const mcg_group_t *g)
 {
 	long sum = 0;

@@ -16,10 +16,9 @@
  * Only the malloc family is charged: memory the program maps itself (its
  * own mmap, CPython's small-object arenas) is not.  Every process that
  * inherits the variables gets its own heap group with those limits: groups
- * are per process.  Fork: the slab layer's locks are fork-safe, but the
- * group tree and objcg locks are not taken around fork; a child that
- * allocates while another thread of its parent held one (a group slow path
- * at the moment of fork) would wait forever.  At exit (preload/exit_report.c)
+ * are per process.  Fork: the slab layer's pthread_atfork handlers take the
+ * group layer's locks too (the tree lock, every objcg's spin lock, every
+ * CPU's stock words), so a child that allocates finds them free.  At exit (preload/exit_report.c)
  * the reporting process appends the group's memory.current, memory.stat and
  * memory.events to its slabinfo report.
  *

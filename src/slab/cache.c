@@ -130,7 +130,9 @@ static int slab_init_error;
 
 static void fork_prepare(void)
 {
+	/* Every lock in rank order, the group layer's included (group.h). */
 	mcg_lock_raw(&mcg_cache_list_lock);
+	mcg_group_fork_lock_tree();
 	unsigned ncpu = mcg_os_nr_cpus();
 	mcg_list_for_each (pos, &mcg_cache_list) {
 		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
@@ -143,10 +145,12 @@ static void fork_prepare(void)
 			mcg_lock_raw(&c->nodes[n].lock);
 	}
 	mcg_pages_lock_all();
+	mcg_group_fork_lock_leaves();
 }
 
 static void fork_release(void)
 {
+	mcg_group_fork_unlock_leaves();
 	mcg_pages_unlock_all();
 	unsigned ncpu = mcg_os_nr_cpus();
 	mcg_list_for_each (pos, &mcg_cache_list) {
@@ -156,6 +160,7 @@ static void fork_release(void)
 		for (unsigned cpu = 0; cpu < ncpu; cpu++)
 			mcg_unlock_raw(&mcg_pcpu_stack_of(c->pcpu, cpu)->lock);
 	}
+	mcg_group_fork_unlock_tree();
 	mcg_unlock_raw(&mcg_cache_list_lock);
 }
 
