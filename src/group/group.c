@@ -171,8 +171,7 @@ static struct mcg_group *child_find_locked(struct mcg_group *parent, const char 
 {
 	mcg_list_for_each (pos, &parent->children) {
 		struct mcg_group *c = mcg_list_entry(pos, struct mcg_group, sibling);
-		if (MCG_READ_ONCE(c->online) && strlen(c->name) == len &&
-		    !memcmp(c->name, name, len))
+		if (c->name_len == len && MCG_READ_ONCE(c->online) && !memcmp(c->name, name, len))
 			return c;
 	}
 	return NULL;
@@ -200,6 +199,7 @@ mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group
 	/* The stock packs a group's address in 48 bits (base/pcpu_word.h). */
 	MCG_BUG_ON((uintptr_t)g >> MCG_PCPU_WORD_KEY_BITS);
 	strcpy(g->name, name);
+	g->name_len = (uint8_t)strlen(name); /* <= MCG_GROUP_NAME_MAX */
 	mcg_page_counter_init(&g->memory, &parent->memory);
 	mcg_list_init(&g->children);
 	mcg_list_init(&g->pop_children);

@@ -93,6 +93,7 @@ struct mcg_group {
 	 * reclaim/vmscan.c's cursor lock. */
 	struct mcg_group *reclaim_pos;
 	unsigned long reclaim_gen;
+	uint8_t name_len; /* strlen(name): sibling lookups compare it first */
 	char name[MCG_GROUP_NAME_MAX + 1];
 };
 
