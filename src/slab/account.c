@@ -89,38 +89,19 @@ static mcg_noinline void free_account_slow(struct mcg_cache *c, struct mcg_slab 
 		mcg_objcg_give(x, c->charge_units);
 		return;
 	}
-	bool rseq = mcg_percpu_use_rseq();
-	if (rseq) {
-		r = mcg_rseq_stack_push(s->pcpu, obj);
-		if (unlikely(r != MCG_PCPU_OK))
-			mcg_cache_free_slow(c, obj, s, r);
-	} else {
-		mcg_cache_free_locked(c, s, obj);
-	}
-	if (rseq && !mcg_reclaim_state_current)
+	mcg_cache_push(c, s, obj);
+	if (mcg_percpu_use_rseq() && !mcg_reclaim_state_current)
 		array_units_put(c, x, c->charge_units);
 	else
 		mcg_objcg_give(x, c->charge_units); /* a shrinker's frees reach the counters */
-}
-
-/* An unaccounted object of a slab with a vector. */
-static mcg_noinline void free_plain(struct mcg_cache *c, struct mcg_slab *s, void *obj)
-{
-	if (likely(mcg_percpu_use_rseq())) {
-		int r = mcg_rseq_stack_push(s->pcpu, obj);
-		if (unlikely(r != MCG_PCPU_OK))
-			mcg_cache_free_slow(c, obj, s, r);
-	} else {
-		mcg_cache_free_locked(c, s, obj);
-	}
 }
 
 void mcg_cache_free_account(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx)
 {
 	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
 	struct mcg_objcg *x = v[idx];
-	if (unlikely(!x)) {
-		free_plain(c, s, obj);
+	if (unlikely(!x)) { /* an unaccounted object of a slab with a vector */
+		mcg_cache_push(c, s, obj);
 		return;
 	}
 	v[idx] = NULL; /* before the object can be handed out again */

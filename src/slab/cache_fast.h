@@ -30,6 +30,19 @@ static mcg_always_inline void *mcg_cache_alloc_fast(struct mcg_cache *c)
 	return mcg_cache_alloc_locked(c);
 }
 
+/* Push @obj (a checked object of slab @s of @c) on this CPU's array; full: flush. */
+static mcg_always_inline void mcg_cache_push(struct mcg_cache *c, struct mcg_slab *s, void *obj)
+{
+	if (likely(mcg_percpu_use_rseq())) {
+		int r = mcg_rseq_stack_push(s->pcpu, obj);
+		if (likely(r == MCG_PCPU_OK))
+			return;
+		mcg_cache_free_slow(c, obj, s, r);
+		return;
+	}
+	mcg_cache_free_locked(c, s, obj);
+}
+
 /* Free @obj, known to lie in slab @s of cache @c. */
 static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mcg_slab *s,
                                                   void *obj)
@@ -43,14 +56,7 @@ static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mc
 		mcg_cache_free_account(c, s, obj, idx);
 		return;
 	}
-	if (likely(mcg_percpu_use_rseq())) {
-		int r = mcg_rseq_stack_push(s->pcpu, obj);
-		if (likely(r == MCG_PCPU_OK))
-			return;
-		mcg_cache_free_slow(c, obj, s, r);
-		return;
-	}
-	mcg_cache_free_locked(c, s, obj);
+	mcg_cache_push(c, s, obj);
 }
 
 #endif /* MCG_SLAB_CACHE_FAST_H */
