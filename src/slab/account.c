@@ -33,33 +33,31 @@
 
 /* ------------------------------------------------------------ free */
 
-/* Does this CPU's array of @c hold units of an objcg other than @key?  A hint. */
-static bool array_units_foreign(struct mcg_cache *c, uint64_t key)
-{
-	struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, mcg_percpu_cpu());
-	return MCG_READ_ONCE(st->units) && MCG_READ_ONCE(st->acct) != key;
-}
+/* Misses on a foreign objcg's units that evict them: one in FOREIGN_EVICT_EVERY. */
+#define FOREIGN_EVICT_EVERY 8
+static mcg_tls unsigned foreign_tick; /* a thread-local hint */
 
 /*
- * Put @units charged to @x in this CPU's array of @c (rseq mode): add them
- * to @x's units there; if the array holds @x's units and is full, spill
- * them to the byte stock first; if it holds another objcg's, leave those
- * (several objcgs taking turns would evict each other on every call) and
- * give @units to @x's byte stock instead.
+ * Should @key's units stay out of this CPU's array of @c, which holds units
+ * of another objcg?  Yes on all but one such miss in FOREIGN_EVICT_EVERY:
+ * objcgs taking turns would otherwise evict each other on every call, and
+ * never evicting would let an objcg that stopped allocating here (a removed
+ * tenant, the last variant of a benchmark) keep the array from every other
+ * objcg for good, sending all of their frees to the slow path.
  */
-static void array_units_put(struct mcg_cache *c, struct mcg_objcg *x, uint64_t units)
+static bool array_keeps_foreign(struct mcg_cache *c, uint64_t key)
+{
+	struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, mcg_percpu_cpu());
+	if (!MCG_READ_ONCE(st->units) || MCG_READ_ONCE(st->acct) == key)
+		return false;
+	return ++foreign_tick % FOREIGN_EVICT_EVERY != 0;
+}
+
+/* Make @x the objcg of this CPU's array of @c (the units there go back to
+ * theirs) and add @units; else give them to @x's byte stock. */
+static void array_units_switch(struct mcg_cache *c, struct mcg_objcg *x, uint64_t units)
 {
 	uint64_t key = mcg_objcg_key(x), old_key, old_word;
-	if (units > MCG_ACCT_ARRAY_UNITS) {
-		mcg_objcg_give(x, units);
-		return;
-	}
-	if (mcg_rseq_acct_add(c->pcpu, key, units, MCG_ACCT_ARRAY_UNITS) == MCG_PCPU_OK)
-		return;
-	if (array_units_foreign(c, key)) {
-		mcg_objcg_give(x, units);
-		return;
-	}
 	if (mcg_rseq_acct_take(c->pcpu, &old_key, &old_word) == MCG_PCPU_OK && (old_word >> 32))
 		mcg_objcg_give((struct mcg_objcg *)(uintptr_t)old_key, old_word >> 32);
 	if (mcg_rseq_acct_set_key(c->pcpu, key) == MCG_PCPU_OK &&
@@ -68,15 +66,39 @@ static void array_units_put(struct mcg_cache *c, struct mcg_objcg *x, uint64_t u
 	mcg_objcg_give(x, units); /* another thread's units came in between */
 }
 
+/*
+ * Put @units charged to @x in this CPU's array of @c (rseq mode): add them
+ * to @x's units there; if the array holds @x's units and is full, spill
+ * them to the byte stock first; if it holds another objcg's, usually leave
+ * those (array_keeps_foreign()) and give @units to @x's byte stock instead.
+ */
+static void array_units_put(struct mcg_cache *c, struct mcg_objcg *x, uint64_t units)
+{
+	uint64_t key = mcg_objcg_key(x);
+	if (units > MCG_ACCT_ARRAY_UNITS) {
+		mcg_objcg_give(x, units);
+		return;
+	}
+	if (mcg_rseq_acct_add(c->pcpu, key, units, MCG_ACCT_ARRAY_UNITS) == MCG_PCPU_OK)
+		return;
+	if (array_keeps_foreign(c, key)) {
+		mcg_objcg_give(x, units);
+		return;
+	}
+	array_units_switch(c, x, units);
+}
+
 /* Move the units @x's byte stock holds on this CPU into this CPU's array of @c. */
 static void array_units_prime(struct mcg_cache *c, struct mcg_objcg *x)
 {
 	uint64_t have = mcg_objcg_stocked_here(x);
-	if (have < c->charge_units || array_units_foreign(c, mcg_objcg_key(x)))
+	if (have < c->charge_units || array_keeps_foreign(c, mcg_objcg_key(x)))
 		return;
 	have = MCG_MIN(have, (uint64_t)MCG_ACCT_ARRAY_UNITS);
-	if (mcg_objcg_consume(x, have) == MCG_PCPU_OK)
-		array_units_put(c, x, have);
+	if (mcg_objcg_consume(x, have) != MCG_PCPU_OK)
+		return;
+	if (mcg_rseq_acct_add(c->pcpu, mcg_objcg_key(x), have, MCG_ACCT_ARRAY_UNITS) != MCG_PCPU_OK)
+		array_units_switch(c, x, have);
 }
 
 /* The rest of an accounted free: the object went nowhere yet (@r: why the

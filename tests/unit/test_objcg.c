@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "memcg/debug.h"
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
+#include "slab/slab.h"
 #include "test.h"
 
 #define PAGE 4096l
@@ -130,6 +132,52 @@ static void test_destroy_returns_array_units(void)
 	mcg_group_drain_stocks();
 	CHECK_EQ(current_bytes(c), 0);
 	CHECK_EQ(stat_of(c, "memory.stat", "kernel"), 0);
+	teardown();
+}
+
+/*
+ * A CPU array holds units for one objcg.  When that objcg stops using the
+ * array (its tenant went quiet), the objcg that does use it must take it
+ * over after a few misses: the array once kept the quiet objcg's units for
+ * good and sent every free of every other objcg to the slow path.
+ */
+static void test_array_follows_active_objcg(void)
+{
+	setup();
+	cpu_set_t old, one;
+	REQUIRE(sched_getaffinity(0, sizeof(old), &old) == 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+	unsigned cpu = (unsigned)sched_getcpu();
+	mcg_cache_t *k = mcg_cache_create("acct-follow", 64, 0, 0, NULL);
+	REQUIRE(k);
+	struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(k->pcpu, cpu);
+	uint64_t key_p = (uint64_t)(uintptr_t)mcg_objcg_of(p, k->objcg_kind);
+	uint64_t key_c = (uint64_t)(uintptr_t)mcg_objcg_of(c, k->objcg_kind);
+	void *o[64];
+	for (int round = 0; round < 4; round++) { /* p's units settle in the array */
+		for (int i = 0; i < 64; i++)
+			REQUIRE(o[i] = mcg_cache_alloc_account(k, p));
+		for (int i = 0; i < 64; i++)
+			mcg_cache_free(k, o[i]);
+	}
+	bool rseq = st->acct == key_p && st->units > 0; /* the arrays hold units */
+	for (int round = 0; round < 4; round++) {       /* p is quiet now; c works */
+		for (int i = 0; i < 64; i++)
+			REQUIRE(o[i] = mcg_cache_alloc_account(k, c));
+		for (int i = 0; i < 64; i++)
+			mcg_cache_free(k, o[i]);
+	}
+	if (rseq)
+		CHECK_EQ(st->acct, key_c);
+	else
+		fprintf(stderr, "  (no units in the CPU arrays: locked mode)\n");
+	CHECK_EQ(mcg_cache_destroy(k), 0);
+	REQUIRE(sched_setaffinity(0, sizeof(old), &old) == 0);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(c), 0);
+	CHECK_EQ(current_bytes(p), 0);
 	teardown();
 }
 
@@ -325,6 +373,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	RUN(test_cache_account);
 	RUN(test_destroy_returns_array_units);
+	RUN(test_array_follows_active_objcg);
 	RUN(test_reclaimable_and_explicit);
 	RUN(test_kmalloc_account);
 	RUN(test_remove_reparents);
