@@ -859,9 +859,8 @@ static int case_tenants(struct ctx *x)
 		}
 	}
 	if (!x->o.json)
-		printf("no target: a CPU's stocks hold 7 objcgs; more groups taking turns share "
-		       "the "
-		       "objcgs' own leftovers\n");
+		printf("no target: a CPU's byte stock has a word for each of 56 objcgs; a CPU "
+		       "array's units follow the objcg that uses it\n");
 	mat_free(&m);
 	return 0;
 }

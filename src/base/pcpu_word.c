@@ -66,6 +66,41 @@ int mcg_locked_word_exchange(struct mcg_pcpu_word *base, uint64_t i, uint64_t nw
 	return r;
 }
 
+/* Word @i of this CPU's header if keyed @key, else NULL (lock held). */
+static uint64_t *word_at(struct mcg_pcpu_word *w, uint64_t i, uint64_t key)
+{
+	if (w->stopped || mcg_pcpu_word_key(MCG_READ_ONCE(w->words[i])) != key)
+		return NULL;
+	return &w->words[i];
+}
+
+int mcg_locked_word_consume_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n)
+{
+	struct mcg_pcpu_word *w = word_lock_mine(base);
+	int r = MCG_PCPU_FAIL;
+	uint64_t *p = word_at(w, i, key);
+	if (p && mcg_pcpu_word_count(MCG_READ_ONCE(*p)) >= n) {
+		MCG_WRITE_ONCE(*p, MCG_READ_ONCE(*p) - (n << MCG_PCPU_WORD_KEY_BITS));
+		r = MCG_PCPU_OK;
+	}
+	mcg_unlock(&w->lock);
+	return r;
+}
+
+int mcg_locked_word_refill_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n,
+                              uint64_t limit)
+{
+	struct mcg_pcpu_word *w = word_lock_mine(base);
+	int r = MCG_PCPU_FAIL;
+	uint64_t *p = word_at(w, i, key);
+	if (p && mcg_pcpu_word_count(MCG_READ_ONCE(*p)) + n <= limit) {
+		MCG_WRITE_ONCE(*p, MCG_READ_ONCE(*p) + (n << MCG_PCPU_WORD_KEY_BITS));
+		r = MCG_PCPU_OK;
+	}
+	mcg_unlock(&w->lock);
+	return r;
+}
+
 void mcg_pcpu_word_init(struct mcg_pcpu_word *base, unsigned ncpu, int lock_rank)
 {
 	for (unsigned c = 0; c < ncpu; c++) {

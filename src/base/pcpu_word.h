@@ -16,6 +16,11 @@
  *   refill   : if !stopped && words[i].key == K && count + n <= limit { commit count + n }
  *   exchange : if !stopped { *old = words[i]; commit words[i] = new }   (i given)
  *
+ * consume_at and refill_at do the same on word i alone (i given): a
+ * direct-mapped table, where each key has its own word, spread over banks
+ * of these headers (mcg_pcpu_word_bank()) when it needs more words than
+ * one header holds.
+ *
  * Stopping (remote drain): under the lock set `stopped`, mcg_percpu_fence(),
  * then the words are the stopper's until mcg_pcpu_word_start().  As in
  * base/pcpu_stack.h, a section that begins while stopped is not aborted by
@@ -176,6 +181,72 @@ abort:
 fail:
 	return MCG_PCPU_FAIL;
 }
+/*
+ * The check shared by consume_at and refill_at: %rax = this CPU's header;
+ * fail if stopped (read first), %rcx = words[i], fail unless its key is
+ * %[key].
+ */
+#define MCG_PCPU_WORD_AT(fail)                                                                     \
+	"cmpl $0, (%%rax)\n\t"            /* stopped?  (before the word) */                        \
+	"jne %l[" #fail "]\n\t"                                                                    \
+	"movq 8(%%rax,%[i],8), %%rcx\n\t" /* w = words[i] */                                       \
+	"movq %%rcx, %%r9\n\t"                                                                     \
+	"xorq %[key], %%r9\n\t"                                                                    \
+	"shlq $16, %%r9\n\t"              /* ZF: w's key == key */                                 \
+	"jne %l[" #fail "]\n\t"
+
+/* Take @n from the count of word @i if it is keyed @key. */
+static inline int mcg_rseq_word_consume_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key,
+                                           uint64_t n)
+{
+	uint64_t delta = n << MCG_PCPU_WORD_KEY_BITS;
+retry:
+	__asm__ __volatile__ goto(
+	        MCG_RSEQ_ENTER(abort)
+	        MCG_PCPU_WORD_AT(fail)
+	        "cmpq %[delta], %%rcx\n\t"          /* count < n */
+	        "jb %l[fail]\n\t"
+	        "subq %[delta], %%rcx\n\t"
+	        "movq %%rcx, 8(%%rax,%[i],8)\n\t"   /* commit count - n */
+	        "2:\n\t"
+	        :
+	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [i] "r"(i), [key] "r"(key),
+	          [delta] "r"(delta)
+	        : "rax", "rcx", "r9", "memory", "cc"
+	        : abort, fail);
+	return MCG_PCPU_OK;
+abort:
+	goto retry;
+fail:
+	return MCG_PCPU_FAIL;
+}
+
+/* Add @n to the count of word @i if it is keyed @key and stays <= @limit. */
+static inline int mcg_rseq_word_refill_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key,
+                                          uint64_t n, uint64_t limit)
+{
+	uint64_t delta = n << MCG_PCPU_WORD_KEY_BITS;
+	uint64_t top = mcg_pcpu_word_pack(key, (uint32_t)limit);
+retry:
+	__asm__ __volatile__ goto(
+	        MCG_RSEQ_ENTER(abort)
+	        MCG_PCPU_WORD_AT(fail)
+	        "leaq (%%rcx,%[delta]), %%r9\n\t"   /* count + n */
+	        "cmpq %[top], %%r9\n\t"
+	        "ja %l[fail]\n\t"
+	        "movq %%r9, 8(%%rax,%[i],8)\n\t"    /* commit count + n */
+	        "2:\n\t"
+	        :
+	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [i] "r"(i), [key] "r"(key),
+	          [delta] "r"(delta), [top] "r"(top)
+	        : "rax", "rcx", "r9", "memory", "cc"
+	        : abort, fail);
+	return MCG_PCPU_OK;
+abort:
+	goto retry;
+fail:
+	return MCG_PCPU_FAIL;
+}
 /* clang-format on */
 
 static inline void mcg_rseq_add(void *base, uint64_t offset, int64_t delta)
@@ -208,6 +279,16 @@ static inline int mcg_rseq_word_exchange(struct mcg_pcpu_word *b, uint64_t i, ui
 {
 	return MCG_PCPU_FAIL;
 }
+static inline int mcg_rseq_word_consume_at(struct mcg_pcpu_word *b, uint64_t i, uint64_t k,
+                                           uint64_t n)
+{
+	return MCG_PCPU_FAIL;
+}
+static inline int mcg_rseq_word_refill_at(struct mcg_pcpu_word *b, uint64_t i, uint64_t k,
+                                          uint64_t n, uint64_t l)
+{
+	return MCG_PCPU_FAIL;
+}
 static inline void mcg_rseq_add(void *b, uint64_t o, int64_t d) {}
 #endif
 
@@ -216,6 +297,9 @@ static inline void mcg_rseq_add(void *b, uint64_t o, int64_t d) {}
 int mcg_locked_word_consume(struct mcg_pcpu_word *base, uint64_t key, uint64_t n);
 int mcg_locked_word_refill(struct mcg_pcpu_word *base, uint64_t key, uint64_t n, uint64_t limit);
 int mcg_locked_word_exchange(struct mcg_pcpu_word *base, uint64_t i, uint64_t nw, uint64_t *old);
+int mcg_locked_word_consume_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n);
+int mcg_locked_word_refill_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n,
+                              uint64_t limit);
 
 /* ---- the entry points ---- */
 
@@ -254,6 +338,43 @@ static inline int mcg_pcpu_word_exchange(struct mcg_pcpu_word *base, unsigned i,
 	if (likely(mcg_percpu_use_rseq()))
 		return mcg_rseq_word_exchange(base, i, nw, old);
 	return mcg_locked_word_exchange(base, i, nw, old);
+}
+
+/**
+ * mcg_pcpu_word_consume_at - take @n from this CPU's word @i (< MCG_PCPU_WORDS)
+ * if it is keyed @key (nonzero) and holds that many.  _OK or _FAIL.
+ */
+static mcg_always_inline int mcg_pcpu_word_consume_at(struct mcg_pcpu_word *base, unsigned i,
+                                                      uint64_t key, uint64_t n)
+{
+	if (likely(mcg_percpu_use_rseq()))
+		return mcg_rseq_word_consume_at(base, i, key, n);
+	return mcg_locked_word_consume_at(base, i, key, n);
+}
+
+/**
+ * mcg_pcpu_word_refill_at - add @n to this CPU's word @i if it is keyed @key
+ * and its count stays <= @limit (the limits of mcg_pcpu_word_refill()).
+ */
+static mcg_always_inline int mcg_pcpu_word_refill_at(struct mcg_pcpu_word *base, unsigned i,
+                                                     uint64_t key, uint64_t n, uint64_t limit)
+{
+	if (likely(mcg_percpu_use_rseq()))
+		return mcg_rseq_word_refill_at(base, i, key, n, limit);
+	return mcg_locked_word_refill_at(base, i, key, n, limit);
+}
+
+/**
+ * mcg_pcpu_word_bank - bank @b of a table of banks at @base over @ncpu CPUs.
+ * A direct-mapped table with more words per CPU than one header holds is
+ * kept as banks of headers, bank-major, each bank an ordinary array of
+ * per-CPU headers (so the sections and their stride are the same): slot s
+ * is word s % MCG_PCPU_WORDS of bank s / MCG_PCPU_WORDS.
+ */
+static inline struct mcg_pcpu_word *mcg_pcpu_word_bank(struct mcg_pcpu_word *base, unsigned ncpu,
+                                                       unsigned b)
+{
+	return (struct mcg_pcpu_word *)((char *)base + (((size_t)b * ncpu) << MCG_PCPU_SHIFT));
 }
 
 /** mcg_pcpu_word_stop - make @w fail every operation (caller holds w->lock; then fence). */

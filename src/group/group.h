@@ -255,11 +255,13 @@ void mcg_group_uncharge_pages(mcg_group_t *g, unsigned long nr);
 /** mcg_stock_pick_entry - the word of this CPU's @words to install @key in (a hint). */
 unsigned mcg_stock_pick_entry(struct mcg_pcpu_word *words, uint64_t key);
 /**
- * mcg_stock_drain_words - stop every CPU's @words, fence, take their words
- * (all, or those of key @only when nonzero), restart them, and pass each
- * taken word to @drain with no lock held.
+ * mcg_stock_drain_words - stop every CPU's @words (@nbanks banks of them,
+ * mcg_pcpu_word_bank()), fence, take their words (all, or those of key
+ * @only when nonzero), restart them, and pass each taken word to @drain with
+ * no lock held.
  */
-void mcg_stock_drain_words(struct mcg_pcpu_word *words, uint64_t only, void (*drain)(uint64_t));
+void mcg_stock_drain_words(struct mcg_pcpu_word *words, unsigned nbanks, uint64_t only,
+                           void (*drain)(uint64_t));
 
 /** mcg_group_charge_nostock - mcg_charge() without the stock: the counters only (benchmarks). */
 int mcg_group_charge_nostock(mcg_group_t *g, unsigned long nr_pages, unsigned flags);

@@ -157,17 +157,24 @@ static void word_back(uint64_t w, bool all_pages)
 
 static void drain_word(uint64_t w) { word_back(w, true); }
 
-/* Misses that evict a word: one in EVICT_EVERY (a thread-local hint). */
+/* Misses that evict another objcg's word: one in EVICT_EVERY (a thread-local hint). */
 #define EVICT_EVERY 8
 static mcg_tls unsigned evict_tick;
 
+/* @x's word on CPU @cpu. */
+static uint64_t *stock_word_of(const struct mcg_objcg *x, unsigned cpu)
+{
+	return &mcg_pcpu_word_of(x->stock_bank, cpu)->words[x->stock_word];
+}
+
 /*
- * Put @units (charged to @x, not in use) in this CPU's stock: into x's word,
- * else an empty word.  When every word holds another objcg, evict one only
- * on one miss in EVICT_EVERY, and otherwise keep the units with @x (its
- * leftover, whole pages back to its group): more objcgs taking turns than a
- * CPU has words would otherwise evict on every call.  Over the word's limit,
- * or if the stock is being drained, they go back to @x too.
+ * Put @units (charged to @x, not in use) in this CPU's stock: into x's
+ * word.  When another objcg holds that slot (more objcgs than slots take
+ * turns), take it over only on one miss in EVICT_EVERY, and otherwise keep
+ * the units with @x (its leftover, whole pages back to its group): two
+ * objcgs sharing a slot would otherwise evict each other on every call.
+ * Over the word's limit, or if the stock is being drained, they go back to
+ * @x too.
  */
 static void stock_put(struct mcg_objcg *x, uint64_t units)
 {
@@ -175,18 +182,15 @@ static void stock_put(struct mcg_objcg *x, uint64_t units)
 		return;
 	uint64_t keep = units < MCG_OBJCG_STOCK_UNITS ? units : MCG_OBJCG_STOCK_UNITS;
 	uint64_t old, key = mcg_objcg_key(x);
-	unsigned slot = mcg_stock_pick_entry(mcg_objcg_stocks, key);
-	uint64_t there =
-	        __atomic_load_n(&mcg_pcpu_word_of(mcg_objcg_stocks, mcg_percpu_cpu())->words[slot],
-	                        __ATOMIC_RELAXED);
+	uint64_t there = __atomic_load_n(stock_word_of(x, mcg_percpu_cpu()), __ATOMIC_RELAXED);
 	if (mcg_pcpu_word_key(there) && mcg_pcpu_word_key(there) != key &&
 	    ++evict_tick % EVICT_EVERY) {
 		units_back(x, units, false);
 		return;
 	}
 	objcg_get(x); /* the new word's */
-	if (mcg_pcpu_word_exchange(mcg_objcg_stocks, slot, mcg_pcpu_word_pack(key, (uint32_t)keep),
-	                           &old) != MCG_PCPU_OK) {
+	if (mcg_pcpu_word_exchange(x->stock_bank, x->stock_word,
+	                           mcg_pcpu_word_pack(key, (uint32_t)keep), &old) != MCG_PCPU_OK) {
 		objcg_put(x); /* x holds charges (ours): it stays */
 		units_back(x, units, false);
 		return;
@@ -288,29 +292,36 @@ void mcg_objcg_drain_stocks(void)
 	void (*fn)(void) = __atomic_load_n(&array_drain, __ATOMIC_ACQUIRE);
 	if (fn)
 		fn(); /* the CPU arrays' units, then the byte stocks, then leftovers */
-	mcg_stock_drain_words(mcg_objcg_stocks, 0, drain_word);
+	mcg_stock_drain_words(mcg_objcg_stocks, MCG_OBJCG_STOCK_BANKS, 0, drain_word);
 	flush_leftovers();
 }
 
 uint64_t mcg_objcg_stocked_here(const struct mcg_objcg *x)
 {
-	struct mcg_pcpu_word *w = mcg_pcpu_word_of(mcg_objcg_stocks, mcg_percpu_cpu());
-	for (unsigned i = 0; i < MCG_PCPU_WORDS; i++) {
-		uint64_t v = __atomic_load_n(&w->words[i], __ATOMIC_RELAXED);
-		if (mcg_pcpu_word_key(v) == mcg_objcg_key(x))
-			return mcg_pcpu_word_count(v);
-	}
-	return 0;
+	uint64_t v = __atomic_load_n(stock_word_of(x, mcg_percpu_cpu()), __ATOMIC_RELAXED);
+	return mcg_pcpu_word_key(v) == mcg_objcg_key(x) ? mcg_pcpu_word_count(v) : 0;
 }
 
 void mcg_objcg_stocks_init(void)
 {
 	nr_cpus = mcg_os_nr_cpus();
-	size_t bytes = MCG_ALIGN_UP((size_t)nr_cpus << MCG_PCPU_SHIFT, 4096);
+	size_t bytes =
+	        MCG_ALIGN_UP(((size_t)nr_cpus * MCG_OBJCG_STOCK_BANKS) << MCG_PCPU_SHIFT, 4096);
 	mcg_objcg_stocks = mcg_os_map(bytes, 4096);
 	if (!mcg_objcg_stocks)
 		mcg_die("no memory for the byte stocks");
-	mcg_pcpu_word_init(mcg_objcg_stocks, nr_cpus, MCG_RANK_LEAF);
+	for (unsigned b = 0; b < MCG_OBJCG_STOCK_BANKS; b++)
+		mcg_pcpu_word_init(mcg_pcpu_word_bank(mcg_objcg_stocks, nr_cpus, b), nr_cpus,
+		                   MCG_RANK_LEAF);
+}
+
+/* Give @x the next stock slot in turn. */
+static void stock_slot_assign(struct mcg_objcg *x)
+{
+	static unsigned next; /* atomic */
+	unsigned slot = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % MCG_OBJCG_STOCK_SLOTS;
+	x->stock_bank = mcg_pcpu_word_bank(mcg_objcg_stocks, nr_cpus, slot / MCG_PCPU_WORDS);
+	x->stock_word = slot % MCG_PCPU_WORDS;
 }
 
 /* ------------------------------------------------------------ life */
@@ -333,6 +344,7 @@ int mcg_objcg_create_all(mcg_group_t *g)
 		x->kind = (uint32_t)k;
 		x->group = g;
 		x->refcnt = 1; /* g's pointer */
+		stock_slot_assign(x);
 		mcg_list_add_tail(&x->link, &g->objcgs);
 		g->objcg[k] = x;
 	}
@@ -380,14 +392,11 @@ void mcg_objcg_fork_lock_all(bool lock) { fork_lock_subtree(mcg_group_root(), lo
 
 static uint64_t units_stocked(const struct mcg_objcg *x)
 {
-	uint64_t sum = 0, key = mcg_objcg_key(x);
+	uint64_t sum = 0;
 	for (unsigned c = 0; c < nr_cpus; c++) {
-		struct mcg_pcpu_word *w = mcg_pcpu_word_of(mcg_objcg_stocks, c);
-		for (unsigned i = 0; i < MCG_PCPU_WORDS; i++) {
-			uint64_t v = __atomic_load_n(&w->words[i], __ATOMIC_RELAXED);
-			if (mcg_pcpu_word_key(v) == key)
-				sum += mcg_pcpu_word_count(v);
-		}
+		uint64_t v = __atomic_load_n(stock_word_of(x, c), __ATOMIC_RELAXED);
+		if (mcg_pcpu_word_key(v) == mcg_objcg_key(x))
+			sum += mcg_pcpu_word_count(v);
 	}
 	return sum;
 }

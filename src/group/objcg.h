@@ -13,11 +13,14 @@
  *
  * Charges are in units of MCG_OBJCG_UNIT bytes, held ahead of use in the
  * CPU arrays of the caches (base/pcpu_acct.h, slab/account.c: the fast
- * paths), then in a per-CPU byte stock: MCG_PCPU_WORDS words per CPU
- * (base/pcpu_word.h), each an objcg and the units charged for it but not in
- * use, at most MCG_OBJCG_STOCK_UNITS (mcg_objcg_consume/refill: one rseq
- * section each), then in the objcg's own `leftover` (1-2 pages kept, for
- * objcgs without a word on the CPU).  The slow paths here move whole pages
+ * paths), then in a per-CPU byte stock, then in the objcg's own `leftover`
+ * (1-2 pages kept, for objcgs without a word on the CPU).  The byte stock is
+ * direct-mapped: MCG_OBJCG_STOCK_SLOTS words per CPU (base/pcpu_word.h, in
+ * MCG_OBJCG_STOCK_BANKS banks), each objcg given one slot at creation, in
+ * turn, so that as many objcgs as there are slots (tenants taking turns on
+ * a CPU) each keep their own word; a word holds an objcg and the units
+ * charged for it but not in use, at most MCG_OBJCG_STOCK_UNITS
+ * (mcg_objcg_consume/refill: one rseq section each, no scan).  The slow paths here move whole pages
  * between an objcg and its group's page counters, through the group's page
  * stock (stock.c).
  *
@@ -52,6 +55,9 @@
 #define MCG_OBJCG_UNITS_PER_PAGE (MCG_GROUP_PAGE_SIZE / MCG_OBJCG_UNIT)
 /** Units one stock word holds at most (4 pages). */
 #define MCG_OBJCG_STOCK_UNITS (4 * MCG_OBJCG_UNITS_PER_PAGE)
+/** Banks of stock words per CPU, and the slots (words) they make. */
+#define MCG_OBJCG_STOCK_BANKS 8
+#define MCG_OBJCG_STOCK_SLOTS (MCG_OBJCG_STOCK_BANKS * MCG_PCPU_WORDS)
 
 /** What an objcg's charges are, for memory.stat. */
 enum mcg_objcg_kind {
@@ -69,9 +75,11 @@ struct mcg_objcg {
 	long charged;            /* pages charged to group's counters (lock) */
 	long leftover;           /* units charged, in no word, not in use: < 2 pages (lock) */
 	struct mcg_list link;    /* on group->objcgs (tree lock) */
+	struct mcg_pcpu_word *stock_bank; /* the bank of its stock slot (set once) */
+	uint32_t stock_word;              /* its word in that bank */
 };
 
-/** The per-CPU byte stocks (objcg.c), keyed by objcg address. */
+/** The per-CPU byte stocks (objcg.c), keyed by objcg address: the first bank. */
 extern mcg_hidden struct mcg_pcpu_word *mcg_objcg_stocks;
 
 static inline uint64_t mcg_objcg_key(const struct mcg_objcg *x) { return (uint64_t)(uintptr_t)x; }
@@ -83,7 +91,7 @@ static inline uint64_t mcg_objcg_key(const struct mcg_objcg *x) { return (uint64
  */
 static mcg_always_inline int mcg_objcg_consume(struct mcg_objcg *x, uint64_t units)
 {
-	return mcg_pcpu_word_consume(mcg_objcg_stocks, mcg_objcg_key(x), units);
+	return mcg_pcpu_word_consume_at(x->stock_bank, x->stock_word, mcg_objcg_key(x), units);
 }
 
 /**
@@ -93,8 +101,8 @@ static mcg_always_inline int mcg_objcg_consume(struct mcg_objcg *x, uint64_t uni
  */
 static mcg_always_inline int mcg_objcg_refill(struct mcg_objcg *x, uint64_t units)
 {
-	return mcg_pcpu_word_refill(mcg_objcg_stocks, mcg_objcg_key(x), units,
-	                            MCG_OBJCG_STOCK_UNITS);
+	return mcg_pcpu_word_refill_at(x->stock_bank, x->stock_word, mcg_objcg_key(x), units,
+	                               MCG_OBJCG_STOCK_UNITS);
 }
 
 /**

@@ -146,29 +146,36 @@ static void stock_refill(mcg_group_t *g, uint32_t n)
 /* CPUs stopped together by mcg_stock_drain_words(): one fence per batch. */
 #define DRAIN_BATCH 32
 
-void mcg_stock_drain_words(struct mcg_pcpu_word *words, uint64_t only, void (*drain)(uint64_t))
+void mcg_stock_drain_words(struct mcg_pcpu_word *words, unsigned nbanks, uint64_t only,
+                           void (*drain)(uint64_t))
 {
+	/* One fence per batch of CPUs, every bank of each stopped. */
+	unsigned per = nbanks < DRAIN_BATCH ? DRAIN_BATCH / nbanks : 1;
 	uint64_t taken[DRAIN_BATCH * ENTRIES];
-	for (unsigned first = 0; first < nr_stocks; first += DRAIN_BATCH) {
-		unsigned end = MCG_MIN(first + DRAIN_BATCH, nr_stocks), nt = 0;
-		for (unsigned c = first; c < end; c++) {
-			struct mcg_pcpu_word *w = mcg_pcpu_word_of(words, c);
-			mcg_lock(&w->lock);
-			mcg_pcpu_word_stop(w);
-		}
-		mcg_percpu_fence();
-		for (unsigned c = first; c < end; c++) {
-			struct mcg_pcpu_word *w = mcg_pcpu_word_of(words, c);
-			for (unsigned i = 0; i < ENTRIES; i++) {
-				uint64_t old = MCG_READ_ONCE(w->words[i]);
-				if (!old || (only && mcg_pcpu_word_key(old) != only))
-					continue;
-				MCG_WRITE_ONCE(w->words[i], 0);
-				taken[nt++] = old;
+	for (unsigned first = 0; first < nr_stocks; first += per) {
+		unsigned end = MCG_MIN(first + per, nr_stocks), nt = 0;
+		for (unsigned c = first; c < end; c++)
+			for (unsigned b = 0; b < nbanks; b++) {
+				struct mcg_pcpu_word *w = mcg_pcpu_word_of(
+				        mcg_pcpu_word_bank(words, nr_stocks, b), c);
+				mcg_lock(&w->lock);
+				mcg_pcpu_word_stop(w);
 			}
-			mcg_pcpu_word_start(w); /* the emptied words published first (release) */
-			mcg_unlock(&w->lock);
-		}
+		mcg_percpu_fence();
+		for (unsigned c = first; c < end; c++)
+			for (unsigned b = 0; b < nbanks; b++) {
+				struct mcg_pcpu_word *w = mcg_pcpu_word_of(
+				        mcg_pcpu_word_bank(words, nr_stocks, b), c);
+				for (unsigned i = 0; i < ENTRIES; i++) {
+					uint64_t old = MCG_READ_ONCE(w->words[i]);
+					if (!old || (only && mcg_pcpu_word_key(old) != only))
+						continue;
+					MCG_WRITE_ONCE(w->words[i], 0);
+					taken[nt++] = old;
+				}
+				mcg_pcpu_word_start(w); /* the emptied words published first */
+				mcg_unlock(&w->lock);
+			}
 		/* With no stock lock held: draining takes objcg and tree locks. */
 		for (unsigned i = 0; i < nt; i++)
 			drain(taken[i]);
@@ -180,27 +187,33 @@ mcg_public void mcg_group_drain_stocks(void)
 	mcg_group_init();
 	/* The byte stocks first: what they return may land in a page stock. */
 	mcg_objcg_drain_stocks();
-	mcg_stock_drain_words(stocks, 0, drain_word);
+	mcg_stock_drain_words(stocks, 1, 0, drain_word);
 }
 
 void mcg_stock_drain_group(mcg_group_t *g)
 {
 	mcg_group_init();
-	mcg_stock_drain_words(stocks, key_of(g), drain_word);
+	mcg_stock_drain_words(stocks, 1, key_of(g), drain_word);
+}
+
+static void fork_lock_words(struct mcg_pcpu_word *words, unsigned nbanks, bool lock)
+{
+	for (unsigned c = 0; c < nr_stocks; c++)
+		for (unsigned b = 0; b < nbanks; b++) {
+			mcg_lock_t *l =
+			        &mcg_pcpu_word_of(mcg_pcpu_word_bank(words, nr_stocks, b), c)->lock;
+			if (lock)
+				mcg_lock_raw(l);
+			else
+				mcg_unlock_raw(l);
+		}
 }
 
 void mcg_stock_fork_lock_all(bool lock)
 {
-	for (unsigned c = 0; c < nr_stocks; c++) {
-		mcg_lock_t *locks[2] = {&mcg_pcpu_word_of(stocks, c)->lock,
-		                        &mcg_pcpu_word_of(mcg_objcg_stocks, c)->lock};
-		for (int i = 0; i < 2; i++) {
-			if (lock)
-				mcg_lock_raw(locks[i]);
-			else
-				mcg_unlock_raw(locks[i]);
-		}
-	}
+	/* The order of mcg_stock_drain_words(): CPU, then bank. */
+	fork_lock_words(stocks, 1, lock);
+	fork_lock_words(mcg_objcg_stocks, MCG_OBJCG_STOCK_BANKS, lock);
 }
 
 long mcg_stock_cached_subtree(const mcg_group_t *g)

@@ -181,6 +181,51 @@ static void test_array_follows_active_objcg(void)
 	teardown();
 }
 
+/*
+ * The byte stock is direct-mapped: 16 groups taking turns on one CPU each
+ * keep a word of their own there (a stock of 7 shared words kept 7).
+ */
+static void test_stock_holds_many_objcgs(void)
+{
+	enum { NG = 16 };
+	cpu_set_t old, one;
+	REQUIRE(sched_getaffinity(0, sizeof(old), &old) == 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+	mcg_cache_t *k = mcg_cache_create("acct-many", 64, 0, 0, NULL);
+	REQUIRE(k);
+	mcg_group_t *g[NG];
+	void *o[NG];
+	for (int i = 0; i < NG; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "many-%d", i);
+		REQUIRE(mcg_group_create(NULL, name, &g[i]) == 0);
+	}
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < NG; i++) {
+			REQUIRE(o[i] = mcg_cache_alloc_account(k, g[i]));
+			if (round < 2)
+				mcg_cache_free(k, o[i]);
+		}
+	int stocked = 0;
+	for (int i = 0; i < NG; i++)
+		stocked += mcg_objcg_stocked_here(mcg_objcg_of(g[i], k->objcg_kind)) > 0;
+	CHECK(stocked >= NG - 1); /* one may have moved its units to the CPU array */
+	for (int i = 0; i < NG; i++) {
+		mcg_cache_free(k, o[i]);
+		mcg_group_drain_stocks();
+		CHECK_EQ(current_bytes(g[i]), 0);
+		CHECK_EQ(mcg_group_remove(g[i]), 0);
+		mcg_group_put(g[i]);
+	}
+	CHECK_EQ(mcg_cache_destroy(k), 0);
+	REQUIRE(sched_setaffinity(0, sizeof(old), &old) == 0);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(mcg_group_root()), 0);
+	CHECK_EQ(stat_of(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
+}
+
 static void test_reclaimable_and_explicit(void)
 {
 	setup();
@@ -374,6 +419,7 @@ int main(int argc, char **argv)
 	RUN(test_cache_account);
 	RUN(test_destroy_returns_array_units);
 	RUN(test_array_follows_active_objcg);
+	RUN(test_stock_holds_many_objcgs);
 	RUN(test_reclaimable_and_explicit);
 	RUN(test_kmalloc_account);
 	RUN(test_remove_reparents);

@@ -3,8 +3,9 @@
  * test_pcpu_word.c - per-CPU tagged words and per-CPU adds (base/pcpu_word.h):
  * consume / refill / exchange semantics, the scan over a CPU's words (any
  * word, the first of two with one key, empty words never match), stop and
- * start, the 16-bit count boundaries, and adds summed over CPUs.  The thread is pinned to CPU 0 so
- * that "this CPU's word" is known.  Runs again with MCG_RSEQ=0.
+ * start, the 16-bit count boundaries, the direct-mapped ops (consume_at,
+ * refill_at: one given word only) and banks, and adds summed over CPUs.  The thread is pinned to
+ * CPU 0 so that "this CPU's word" is known.  Runs again with MCG_RSEQ=0.
  */
 #include <sched.h>
 #include <unistd.h>
@@ -141,6 +142,77 @@ static void test_stop_start(void)
 	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, 0, &old), MCG_PCPU_OK);
 }
 
+/* consume_at / refill_at act on word i alone: a key elsewhere never matches. */
+static void test_at(void)
+{
+	const uint64_t a = 0x1000, b = 0x2000;
+	unsigned last = MCG_PCPU_WORDS - 1;
+	uint64_t old;
+	CHECK_EQ(mcg_pcpu_word_consume_at(words, 2, a, 1), MCG_PCPU_FAIL); /* empty */
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, mcg_pcpu_word_pack(a, 10), &old), MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_consume_at(words, 2, a, 1), MCG_PCPU_FAIL); /* a is in word 0 */
+	CHECK_EQ(mcg_pcpu_word_refill_at(words, 2, a, 1, 64), MCG_PCPU_FAIL);
+	CHECK_EQ(mcg_pcpu_word_consume_at(words, 0, a, 4), MCG_PCPU_OK);
+	CHECK_EQ(wordi(0), mcg_pcpu_word_pack(a, 6));
+	CHECK_EQ(mcg_pcpu_word_consume_at(words, 0, a, 7), MCG_PCPU_FAIL); /* too few */
+	CHECK_EQ(mcg_pcpu_word_consume_at(words, 0, b, 1), MCG_PCPU_FAIL); /* other key */
+	CHECK_EQ(mcg_pcpu_word_exchange(words, last, mcg_pcpu_word_pack(b, 0), &old), MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_refill_at(words, last, b, 64, 64), MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_refill_at(words, last, b, 1, 64), MCG_PCPU_FAIL); /* over limit */
+	CHECK_EQ(mcg_pcpu_word_refill_at(words, last, a, 1, 64), MCG_PCPU_FAIL);
+	CHECK_EQ(wordi(last), mcg_pcpu_word_pack(b, 64));
+	CHECK_EQ(mcg_pcpu_word_consume_at(words, last, b, 64), MCG_PCPU_OK);
+	CHECK_EQ(wordi(last), mcg_pcpu_word_pack(b, 0)); /* the key stays */
+	CHECK_EQ(wordi(0), mcg_pcpu_word_pack(a, 6));    /* untouched */
+	/* Largest limit the contract allows, no carry into the key. */
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, mcg_pcpu_word_pack(a, 0x7ff0), &old),
+	         MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_refill_at(words, 0, a, 0x10, 0x7fff), MCG_PCPU_FAIL);
+	CHECK_EQ(mcg_pcpu_word_refill_at(words, 0, a, 0xf, 0x7fff), MCG_PCPU_OK);
+	CHECK_EQ(wordi(0), mcg_pcpu_word_pack(a, 0x7fff));
+	/* Stopped: both fail and change nothing. */
+	struct mcg_pcpu_word *w = mcg_pcpu_word_of(words, 0);
+	mcg_lock(&w->lock);
+	mcg_pcpu_word_stop(w);
+	mcg_percpu_fence();
+	mcg_unlock(&w->lock);
+	CHECK_EQ(mcg_pcpu_word_consume_at(words, 0, a, 1), MCG_PCPU_FAIL);
+	CHECK_EQ(mcg_pcpu_word_refill_at(words, last, b, 1, 64), MCG_PCPU_FAIL);
+	CHECK_EQ(wordi(0), mcg_pcpu_word_pack(a, 0x7fff));
+	mcg_lock(&w->lock);
+	mcg_pcpu_word_start(w);
+	mcg_unlock(&w->lock);
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, 0, &old), MCG_PCPU_OK);
+	CHECK_EQ(mcg_pcpu_word_exchange(words, last, 0, &old), MCG_PCPU_OK);
+}
+
+/* Banks: bank b of a table is an ordinary header array, apart from the others. */
+static void test_banks(void)
+{
+	const unsigned nbanks = 3;
+	size_t size = ((size_t)ncpu * nbanks) << MCG_PCPU_SHIFT;
+	struct mcg_pcpu_word *t = mcg_os_map(MCG_ALIGN_UP(size, 4096), 4096);
+	REQUIRE(t);
+	for (unsigned b = 0; b < nbanks; b++)
+		mcg_pcpu_word_init(mcg_pcpu_word_bank(t, ncpu, b), ncpu, MCG_RANK_LEAF);
+	CHECK(mcg_pcpu_word_bank(t, ncpu, 0) == t);
+	CHECK_EQ((char *)mcg_pcpu_word_bank(t, ncpu, 2) - (char *)t,
+	         (long)((2 * ncpu) << MCG_PCPU_SHIFT));
+	uint64_t old;
+	for (unsigned b = 0; b < nbanks; b++) /* key 0x100 + b in word 1 of each bank */
+		CHECK_EQ(mcg_pcpu_word_exchange(mcg_pcpu_word_bank(t, ncpu, b), 1,
+		                                mcg_pcpu_word_pack(0x100 + b, b + 1), &old),
+		         MCG_PCPU_OK);
+	for (unsigned b = 0; b < nbanks; b++) {
+		struct mcg_pcpu_word *bank = mcg_pcpu_word_bank(t, ncpu, b);
+		CHECK_EQ(mcg_pcpu_word_consume_at(bank, 1, 0x100 + (b + 1) % nbanks, 1),
+		         MCG_PCPU_FAIL);
+		CHECK_EQ(mcg_pcpu_word_consume_at(bank, 1, 0x100 + b, b + 1), MCG_PCPU_OK);
+		CHECK_EQ(mcg_pcpu_word_of(bank, 0)->words[1], mcg_pcpu_word_pack(0x100 + b, 0));
+	}
+	mcg_os_unmap(t, MCG_ALIGN_UP(size, 4096));
+}
+
 static void test_add_sum(void)
 {
 	size_t size = (size_t)ncpu << MCG_PCPU_SHIFT;
@@ -173,6 +245,8 @@ int main(int argc, char **argv)
 	RUN(test_ops);
 	RUN(test_scan);
 	RUN(test_stop_start);
+	RUN(test_at);
+	RUN(test_banks);
 	RUN(test_add_sum);
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED")) {
