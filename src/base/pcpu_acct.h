@@ -56,8 +56,13 @@ static inline void mcg_acct_charge_init(struct mcg_acct_charge *ch, uint64_t n, 
 #if MCG_HAVE_RSEQ_ASM
 /* clang-format off */
 
-/* Pop an object and take its charge @ch from key @key's units; NULL on any miss. */
-static inline void *mcg_rseq_stack_pop_acct(struct mcg_pcpu_stack *base, uint64_t key,
+/*
+ * Pop an object and take its charge @ch from key @key's units; NULL on any
+ * miss.  The array is *@basep, read inside the section as a memory operand
+ * (as are @ch's fields), so that the caller's fast path keeps no register
+ * for it and needs no stack frame.
+ */
+static inline void *mcg_rseq_stack_pop_acct(struct mcg_pcpu_stack *const *basep, uint64_t key,
                                             const struct mcg_acct_charge *ch)
 {
 	void *obj;
@@ -79,7 +84,7 @@ retry:
 	        "movq %%rcx, (%%rax)\n\t"           /* commit both */
 	        "2:\n\t"
 	        : [obj] "=&r"(obj)
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [key] "r"(key),
+	        : [rseq] "r"(mcg_rseq_offset), [base] "m"(*basep), [key] "r"(key),
 	          [need] "m"(ch->need), [delta] "m"(ch->delta)
 	        : "rax", "rcx", "rdx", "r8", "memory", "cc"
 	        : abort, miss);
@@ -90,9 +95,9 @@ miss:
 	return NULL;
 }
 
-/* Push @obj and give its charge @ch back to key @key's units. */
-static inline int mcg_rseq_stack_push_acct(struct mcg_pcpu_stack *base, void *obj, uint64_t key,
-                                           const struct mcg_acct_charge *ch)
+/* Push @obj and give its charge @ch back to key @key's units (array *@basep, as above). */
+static inline int mcg_rseq_stack_push_acct(struct mcg_pcpu_stack *const *basep, void *obj,
+                                           uint64_t key, const struct mcg_acct_charge *ch)
 {
 retry:
 	__asm__ __volatile__ goto(
@@ -117,7 +122,7 @@ retry:
 	        "movq %%rcx, (%%rax)\n\t"           /* commit both */
 	        "2:\n\t"
 	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj), [key] "r"(key),
+	        : [rseq] "r"(mcg_rseq_offset), [base] "m"(*basep), [obj] "r"(obj), [key] "r"(key),
 	          [room] "m"(ch->room), [delta] "m"(ch->delta)
 	        : "rax", "rcx", "rdx", "r8", "memory", "cc"
 	        : abort, miss, dfree);
@@ -210,12 +215,12 @@ miss:
 }
 /* clang-format on */
 #else
-static inline void *mcg_rseq_stack_pop_acct(struct mcg_pcpu_stack *b, uint64_t k,
+static inline void *mcg_rseq_stack_pop_acct(struct mcg_pcpu_stack *const *b, uint64_t k,
                                             const struct mcg_acct_charge *ch)
 {
 	return NULL;
 }
-static inline int mcg_rseq_stack_push_acct(struct mcg_pcpu_stack *b, void *o, uint64_t k,
+static inline int mcg_rseq_stack_push_acct(struct mcg_pcpu_stack *const *b, void *o, uint64_t k,
                                            const struct mcg_acct_charge *ch)
 {
 	return MCG_PCPU_FAIL;

@@ -102,10 +102,12 @@ static void array_units_prime(struct mcg_cache *c, struct mcg_objcg *x)
 }
 
 /* The rest of an accounted free: the object went nowhere yet (@r: why the
- * one-section push failed, or MCG_PCPU_FAIL when it was not tried). */
-static mcg_noinline void free_account_slow(struct mcg_cache *c, struct mcg_slab *s, void *obj,
-                                           struct mcg_objcg *x, int r)
+ * one-section push failed, or MCG_PCPU_FAIL when it was not tried).  Finds
+ * its slab and cache again, so that the fast path keeps fewer values live. */
+static mcg_noinline void free_account_slow(void *obj, struct mcg_objcg *x, int r)
 {
+	struct mcg_slab *s = mcg_slab_of(obj);
+	struct mcg_cache *c = s->cache;
 	if (r == MCG_PCPU_DOUBLE) { /* corrupt: charged, yet free already */
 		mcg_cache_free_slow(c, obj, s, r);
 		mcg_objcg_give(x, c->charge_units);
@@ -131,11 +133,11 @@ void mcg_cache_free_account(struct mcg_cache *c, struct mcg_slab *s, void *obj, 
 	 * inside a shrinker, whose frees must reach the counters). */
 	int r = MCG_PCPU_FAIL;
 	if (likely(mcg_percpu_use_rseq()) && likely(!mcg_reclaim_state_current)) {
-		r = mcg_rseq_stack_push_acct(s->pcpu, obj, mcg_objcg_key(x), &c->acct);
+		r = mcg_rseq_stack_push_acct(&s->pcpu, obj, mcg_objcg_key(x), &c->acct);
 		if (likely(r == MCG_PCPU_OK))
 			return;
 	}
-	free_account_slow(c, s, obj, x, r);
+	free_account_slow(obj, x, r);
 }
 
 /* ------------------------------------------------------------ alloc */
@@ -264,12 +266,26 @@ void mcg_slab_free_objcgs(struct mcg_slab *s)
 
 /* ------------------------------------------------------------ the API */
 
+/* The root's objcg when no group was entered: out of line, a call (needs a frame). */
+static mcg_noinline void *alloc_in_root(struct mcg_cache *c)
+{
+	return mcg_cache_alloc_objcg(c, mcg_objcg_of(mcg_group_root(), c->objcg_kind));
+}
+
+void *mcg_cache_alloc_current(struct mcg_cache *c)
+{
+	mcg_group_t *g = mcg_current_group_;
+	if (unlikely(!g))
+		return alloc_in_root(c);
+	return mcg_cache_alloc_objcg(c, mcg_objcg_of(g, c->objcg_kind));
+}
+
 mcg_public void *mcg_cache_alloc_account(mcg_cache_t *c, mcg_group_t *g)
 {
-	if (unlikely(!c)) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (unlikely(!c))
+		return mcg_null_einval();
+	if (!g)
+		return mcg_cache_alloc_current(c);
 	return mcg_cache_alloc_objcg(c, mcg_objcg_of(g, c->objcg_kind));
 }
 

@@ -42,7 +42,7 @@ static mcg_always_inline void *mcg_cache_alloc_objcg(struct mcg_cache *c, struct
 {
 	void *obj;
 	if (unlikely(!mcg_percpu_use_rseq()) ||
-	    unlikely(!(obj = mcg_rseq_stack_pop_acct(c->pcpu, mcg_objcg_key(x), &c->acct))))
+	    unlikely(!(obj = mcg_rseq_stack_pop_acct(&c->pcpu, mcg_objcg_key(x), &c->acct))))
 		return mcg_cache_alloc_objcg_slow(c, x, MCG_ACCT_UNCHARGED, NULL);
 	/* Our own object: its chunk is ours, and it starts a slot. */
 	struct mcg_slab *s = ((struct mcg_slab *)mcg_chunk_slab_desc(obj))->head;
@@ -52,6 +52,9 @@ static mcg_always_inline void *mcg_cache_alloc_objcg(struct mcg_cache *c, struct
 	v[((uint64_t)((char *)obj - s->base) * s->recip) >> MCG_RECIP_SHIFT] = x;
 	return obj;
 }
+
+/** mcg_cache_alloc_current - mcg_cache_alloc_objcg() for the current group (mcg_group_enter()). */
+void *mcg_cache_alloc_current(struct mcg_cache *c);
 
 /*
  * The malloc family charged to an objcg (NULL: not accounted), for the

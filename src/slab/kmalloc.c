@@ -91,6 +91,16 @@ mcg_public void mcg_free(void *p)
 
 static void *large_alloc(size_t size, size_t align, struct mcg_objcg *x);
 
+/* The first call: the classes do not exist yet (out of line: no frame on the fast path). */
+static mcg_noinline void *kmalloc_objcg_first(size_t size, struct mcg_objcg *x)
+{
+	if (kmalloc_init()) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return mcg_kmalloc_objcg(size, x);
+}
+
 void *mcg_kmalloc_objcg(size_t size, struct mcg_objcg *x)
 {
 	struct mcg_cache *c;
@@ -100,13 +110,8 @@ void *mcg_kmalloc_objcg(size_t size, struct mcg_objcg *x)
 		c = __atomic_load_n(&kmalloc_caches[class_of(size)], __ATOMIC_ACQUIRE);
 	else
 		return large_alloc(size, 16, x);
-	if (unlikely(!c)) {
-		if (kmalloc_init()) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		return mcg_kmalloc_objcg(size, x);
-	}
+	if (unlikely(!c))
+		return kmalloc_objcg_first(size, x);
 	return mcg_cache_alloc_objcg(c, x);
 }
 

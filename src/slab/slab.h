@@ -173,6 +173,8 @@ void mcg_slab_scan_units(void (*visit)(uint64_t key, uint64_t units, void *arg),
 /* ---- cache.c ---- */
 /** Slow paths of the fast path (cache_fast.h), and its locked-mode versions. */
 void *mcg_cache_alloc_slow(struct mcg_cache *c);
+/** mcg_null_einval - NULL with errno EINVAL (out of line: callers need no frame). */
+void *mcg_null_einval(void);
 void *mcg_cache_alloc_locked(struct mcg_cache *c);
 void mcg_cache_free_locked(struct mcg_cache *c, struct mcg_slab *s, void *obj);
 void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg_slab *s, int why);
