@@ -14,9 +14,10 @@
  * (base/pcpu_acct.h): no lock on the fast path, and the same code whether
  * the object's group is alive or was removed (its objcg then points to an
  * ancestor).  A CPU array holds units for one objcg at a time: the slow
- * paths here move units between it and the objcg's byte stock, leaving
- * another objcg's units in place (tenants taking turns would evict each
- * other on every call), and drain them (stop, fence, take) for
+ * paths here move units between it and the objcg's byte stock, usually
+ * leaving another objcg's units in place (tenants taking turns would evict
+ * each other on every call) but taking the array over on one miss in 8 (a
+ * quiet objcg must not keep it), and drain them (stop, fence, take) for
  * mcg_group_drain_stocks() and cache destruction.
  *
  * Locks: the cache list lock (drain and scan of the arrays' units), the
