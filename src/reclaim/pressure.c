@@ -546,6 +546,14 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Read away any wakeup the eventfd holds (it is nonblocking). */
+static void wake_fd_clear(void)
+{
+	uint64_t v;
+	if (read(wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		mcg_log("pressure: clearing the wake eventfd: %s", strerror(errno));
+}
+
 static void *reclaimer(void *unused)
 {
 	double last_polled_psi = 0;
@@ -681,6 +689,7 @@ mcg_public int mcg_pressure_start(const mcg_pressure_config_t *c)
 
 	__atomic_store_n(&stopping, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&wake_pending, 0, __ATOMIC_RELAXED);
+	wake_fd_clear(); /* a wakeup left by the last stop is no request */
 	/* The thread (its stack) is this monitor's one allocation: the fault point. */
 	err = mcg_fault_should_fail() ? -ENOMEM : -pthread_create(&thread, NULL, reclaimer, NULL);
 	if (err) {
@@ -712,6 +721,7 @@ mcg_public void mcg_pressure_stop(void)
 	if (write(wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		mcg_log("pressure: waking the reclaimer: %s", strerror(errno));
 	pthread_join(thread, NULL);
+	wake_fd_clear(); /* unread if the thread was not polling when it stopped */
 	/* Wait for a caller's pass too, then let go of the files. */
 	pthread_mutex_lock(&pass_lock);
 	__atomic_store_n(&running, 0, __ATOMIC_RELEASE);

@@ -431,6 +431,33 @@ static void test_stop_during_reclaim(void)
 	uncharge_all();
 }
 
+/*
+ * A stop that found the reclaimer mid-pass (or not yet polling) leaves its
+ * wakeup unread; the next start must not take it for a request (it once
+ * ran a pass at a random moment of the next test: flaky under load).
+ */
+static void test_restart_has_no_stale_wakeup(void)
+{
+	fresh_tree();
+	REQUIRE(mcg_pressure_set_root(tmp) == 0);
+	mcg_pressure_config_t c = quiet;
+	c.budget = 256 * PG;
+	reclaim_mode = 2;
+	charge_t(5000); /* over the high watermark: a pass would reclaim */
+	REQUIRE(mcg_pressure_start(&c) == 0);
+	mcg_pressure_wake();
+	CHECK(wait_for(&reclaim_calls, 1, 5000)); /* the pass is in give_back */
+	mcg_pressure_stop();                      /* its wakeup is not read */
+	reclaim_mode = 0;
+	REQUIRE(mcg_pressure_start(&c) == 0);
+	usleep(100000);
+	CHECK_EQ(status().wakeups, 0); /* nobody asked */
+	mcg_pressure_wake();
+	CHECK(wait_for(&reclaim_calls, 2, 5000)); /* a real request still works */
+	mcg_pressure_stop();
+	uncharge_all();
+}
+
 /* ------------------------------------------------------------ with real shrinkers */
 
 /* Cached objects: one page charged per object, on a memcg-aware list_lru. */
@@ -560,6 +587,7 @@ int main(void)
 	RUN(test_thread_wakeups);
 	RUN(test_psi_polled);
 	RUN(test_stop_during_reclaim);
+	RUN(test_restart_has_no_stale_wakeup);
 	RUN(test_default_reclaim_shrinkers);
 	RUN(test_real_system);
 	mcg_pressure_set_root(NULL);
