@@ -117,6 +117,10 @@ struct mcg_group_reclaim_ops {
 	/* Extra memory.stat lines of the root (global pressure: which sources
 	 * are in use): write at most @len bytes, NUL-terminated. */
 	void (*root_stat)(char *buf, size_t len);
+	/* A charge reached the page counters; the root's usage is now
+	 * @root_pages (global pressure wakes its reclaimer over the high
+	 * watermark: kswapd's wakeup).  Any context, no lock taken. */
+	void (*root_charged)(long root_pages);
 };
 
 /** The installed reclaim ops, NULL before mcg_reclaim_init() (atomic pointer). */

@@ -281,9 +281,11 @@ static void check_high(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
 {
 	mcg_group_high_fn fn = NULL;
 	bool over = false;
+	long usage = 0;
 	for (mcg_group_t *a = g; a; a = a->parent) {
 		struct mcg_page_counter *c = &a->memory;
-		if (likely(mcg_page_counter_read(c) <= mcg_page_counter_get(c, high)))
+		usage = mcg_page_counter_read(c); /* the root's, last */
+		if (likely(usage <= mcg_page_counter_get(c, high)))
 			continue;
 		over = true;
 		mcg_group_event(a, MCG_EVENT_HIGH);
@@ -292,11 +294,12 @@ static void check_high(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
 		if (fn)
 			fn(a, nr_pages, __atomic_load_n(&hooks.high_arg, __ATOMIC_RELAXED));
 	}
-	if (!over || mcg_reclaim_state_current)
-		return; /* a shrinker's own charge does not recurse into reclaim */
 	const struct mcg_group_reclaim_ops *ops = mcg_group_reclaim_ops_get();
-	if (ops)
-		ops->over_high(g, nr_pages, !(flags & (MCG_CHARGE_NOWAIT | MCG_CHARGE_NORECLAIM)));
+	if (ops && ops->root_charged)
+		ops->root_charged(usage); /* global pressure's watermark */
+	if (!over || mcg_reclaim_state_current || !ops)
+		return; /* a shrinker's own charge does not recurse into reclaim */
+	ops->over_high(g, nr_pages, !(flags & (MCG_CHARGE_NOWAIT | MCG_CHARGE_NORECLAIM)));
 }
 
 /* ------------------------------------------------------------ charging */

@@ -597,6 +597,7 @@ static const struct mcg_group_reclaim_ops reclaim_ops = {
         .offline = ops_offline,
         .release = ops_release,
         .root_stat = mcg_pressure_root_stat,
+        .root_charged = mcg_pressure_kick,
 };
 
 static pthread_once_t reclaim_once = PTHREAD_ONCE_INIT;

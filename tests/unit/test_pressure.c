@@ -299,6 +299,8 @@ static void test_bad_config(void)
 /*
  * Root usage only: budget 4 MiB (1024 pages), high 90 % (921.6 pages),
  * low 80 % (819.2 pages).  800 pages: nothing; 1000 pages: down to low.
+ * The charge that crosses the high watermark also wakes the reclaimer, so
+ * the explicit pass may find the work done: either one does it, once.
  */
 static void test_balance_root_usage(void)
 {
@@ -314,18 +316,18 @@ static void test_balance_root_usage(void)
 	long got = mcg_pressure_balance();
 	mcg_pressure_status_t s = status();
 	size_t root = (size_t)mcg_page_counter_read(&mcg_group_root()->memory) * PG;
-	CHECK(got > 0);
+	CHECK(s.reclaimed > 0);
+	CHECK(got == 0 || (size_t)got == s.reclaimed);
 	CHECK(root <= s.low);
 	CHECK(root + PG > s.low);
-	CHECK_EQ(s.reclaimed, (size_t)got);
 	CHECK_EQ(s.wakeups_watermark, 1);
 	CHECK_EQ(s.failed_passes, 0);
 
 	/* Nothing to give: a failed pass is counted, nothing breaks. */
-	charge_t(200);
 	reclaim_mode = 1;
+	charge_t(200);
 	CHECK_EQ(mcg_pressure_balance(), 0);
-	CHECK_EQ(status().failed_passes, 1);
+	CHECK(status().failed_passes >= 1);
 	mcg_pressure_stop();
 	uncharge_all();
 }
@@ -373,8 +375,7 @@ static void test_thread_wakeups(void)
 	c.budget = 1024 * PG;
 	REQUIRE(mcg_pressure_start(&c) == 0);
 	CHECK_EQ(mcg_pressure_high_pages, 921);
-	charge_t(1000);
-	mcg_pressure_wake();
+	charge_t(1000); /* over the high watermark: the charge itself wakes the thread */
 	CHECK(wait_for(&reclaim_calls, 1, 5000));
 	for (int i = 0; i < 5000 && __atomic_load_n(&t_pages, __ATOMIC_RELAXED) > 820; i++)
 		usleep(1000);
