@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "memcg/group.h"
+#include "group_file.h"
 #include "test.h"
 
 #define SCALE 8
@@ -23,24 +24,6 @@
 static inline int values_close(long a, long b, int err)
 {
 	return labs(a - b) <= (a + b) / 100 * err;
-}
-
-/* The value of line "@key N" of @file of @g, or -1. */
-static inline long read_key(mcg_group_t *g, const char *file, const char *key)
-{
-	char buf[2048];
-	if (mcg_group_read(g, file, buf, sizeof(buf)) < 0)
-		return -1;
-	size_t kl = strlen(key);
-	for (char *p = buf; *p;) {
-		if (!strncmp(p, key, kl) && p[kl] == ' ')
-			return atol(p + kl + 1);
-		p = strchr(p, '\n');
-		if (!p)
-			break;
-		p++;
-	}
-	return -1;
 }
 
 /* memory.current of @g in pages, exact: the stocks drained first. */

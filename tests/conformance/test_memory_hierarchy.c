@@ -25,6 +25,7 @@
 
 #include "memcg/debug.h"
 #include "memcg/group.h"
+#include "group_file.h"
 #include "test.h"
 
 #define MB (1024L * 1024L)
@@ -36,19 +37,6 @@ static long read_long(mcg_group_t *g, const char *file)
 	if (mcg_group_read(g, file, buf, sizeof(buf)) < 0)
 		return -1;
 	return strtol(buf, NULL, 10);
-}
-
-/* "key value" from a flat-keyed file. */
-static long read_key(mcg_group_t *g, const char *file, const char *key)
-{
-	char buf[1024];
-	if (mcg_group_read(g, file, buf, sizeof(buf)) < 0)
-		return -1;
-	size_t kl = strlen(key);
-	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-		if (!strncmp(l, key, kl) && l[kl] == ' ')
-			return strtol(l + kl + 1, NULL, 10);
-	return -1;
 }
 
 /* The selftests' values_close(): |a - b| <= (a + b) * err / 100. */

@@ -35,6 +35,7 @@
 #include "os/os.h"
 #include "page/pages.h"
 #include "slab/slab.h"
+#include "group_file.h"
 #include "test.h"
 
 #define PAGE 4096l
@@ -55,18 +56,6 @@ static long read_long(mcg_group_t *g, const char *file)
 	if (mcg_group_read(g, file, b, sizeof(b)) < 0)
 		return -1;
 	return atol(b);
-}
-
-static long read_key(mcg_group_t *g, const char *file, const char *key)
-{
-	char buf[4096];
-	if (mcg_group_read(g, file, buf, sizeof(buf)) < 0)
-		return -1;
-	size_t kl = strlen(key);
-	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-		if (!strncmp(l, key, kl) && l[kl] == ' ')
-			return atol(l + kl + 1);
-	return -1;
 }
 
 static long slab_of(mcg_group_t *g) { return read_key(g, "memory.stat", "slab"); }

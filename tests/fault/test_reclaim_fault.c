@@ -38,6 +38,7 @@
 #include "memcg/reclaim.h"
 #include "memcg/slab.h"
 #include "reclaim/shrinker.h"
+#include "group_file.h"
 #include "test.h"
 
 #define PAGE ((long)MCG_GROUP_PAGE_SIZE)
@@ -107,19 +108,6 @@ static unsigned long f_scan(mcg_shrinker_t *s, mcg_shrink_control_t *sc)
 	mcg_lru_link_t dispose = {&dispose, &dispose};
 	mcg_list_lru_shrink_walk(fc.lru, sc, isolate_all, &dispose);
 	return dispose_all(&dispose);
-}
-
-/* The value of line "@key N" of @file of @g, or -1. */
-static long read_stat(mcg_group_t *g, const char *file, const char *key)
-{
-	char buf[2048];
-	if (mcg_group_read(g, file, buf, sizeof(buf)) < 0)
-		return -1;
-	size_t kl = strlen(key);
-	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, kl) && p[kl] == ' ')
-			return atol(p + kl + 1);
-	return -1;
 }
 
 static long usage_pages(mcg_group_t *g)
@@ -426,7 +414,7 @@ static void test_worker_fault(void)
 		mcg_fault_inject(0, 0);
 		if (round == 0)
 			CHECK(failed >= 1);
-		CHECK(read_stat(g, "memory.events", "high") > 0);
+		CHECK(read_key(g, "memory.events", "high") > 0);
 		CHECK_EQ(mcg_uncharge(g, 32), 0);
 		CHECK_EQ(mcg_group_remove(g), 0);
 		mcg_group_put(g);

@@ -44,6 +44,7 @@
 #include "memcg/debug.h"
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
+#include "group_file.h"
 #include "test.h"
 
 #if MCG_TSAN
@@ -91,24 +92,6 @@ static long read_long(mcg_group_t *g, const char *file)
 	if (mcg_group_read(g, file, b, sizeof(b)) < 0)
 		return -1;
 	return atol(b);
-}
-
-/* The value of line "@key N" in the text @buf, or -1. */
-static long key_of(const char *buf, const char *key)
-{
-	size_t kl = strlen(key);
-	for (const char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-		if (!strncmp(l, key, kl) && l[kl] == ' ')
-			return atol(l + kl + 1);
-	return -1;
-}
-
-static long read_key(mcg_group_t *g, const char *file, const char *key)
-{
-	char buf[4096];
-	if (mcg_group_read(g, file, buf, sizeof(buf)) < 0)
-		return -1;
-	return key_of(buf, key);
 }
 
 static void hop(unsigned *seed)

@@ -21,25 +21,13 @@
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
 #include "slab/slab.h"
+#include "group_file.h"
 #include "test.h"
 
 #define PAGE 4096l
 #define N 1000
 
 static mcg_group_t *p, *c;
-
-/* Line "@key N" of @g's memory.stat (or another flat file). */
-static long stat_of(mcg_group_t *g, const char *file, const char *key)
-{
-	char buf[4096];
-	if (mcg_group_read(g, file, buf, sizeof(buf)) < 0)
-		return -1;
-	size_t kl = strlen(key);
-	for (char *s = buf; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL)
-		if (!strncmp(s, key, kl) && s[kl] == ' ')
-			return atol(s + kl + 1);
-	return -1;
-}
 
 static long current_bytes(mcg_group_t *g)
 {
@@ -54,8 +42,8 @@ static void check_parts(mcg_group_t *g)
 {
 	mcg_group_drain_stocks();
 	CHECK_EQ(current_bytes(g),
-	         stat_of(g, "memory.stat", "anon") + stat_of(g, "memory.stat", "kernel"));
-	CHECK(stat_of(g, "memory.stat", "slab") <= stat_of(g, "memory.stat", "kernel"));
+	         read_key(g, "memory.stat", "anon") + read_key(g, "memory.stat", "kernel"));
+	CHECK(read_key(g, "memory.stat", "slab") <= read_key(g, "memory.stat", "kernel"));
 }
 
 static void setup(void)
@@ -72,8 +60,8 @@ static void teardown(void)
 	mcg_group_remove(p), mcg_group_put(p);
 	mcg_group_drain_stocks();
 	CHECK_EQ(current_bytes(mcg_group_root()), 0);
-	CHECK_EQ(stat_of(mcg_group_root(), "memory.stat", "slab"), 0);
-	CHECK_EQ(stat_of(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
+	CHECK_EQ(read_key(mcg_group_root(), "memory.stat", "slab"), 0);
+	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
 }
 
 static void test_cache_account(void)
@@ -90,13 +78,13 @@ static void test_cache_account(void)
 		REQUIRE((o[i] = mcg_cache_alloc(k)));
 	mcg_group_leave(prev);
 	mcg_group_drain_stocks();
-	CHECK_EQ(stat_of(c, "memory.stat", "slab_unreclaimable"), N * per);
-	CHECK_EQ(stat_of(c, "memory.stat", "slab_reclaimable"), 0);
-	CHECK_EQ(stat_of(c, "memory.stat", "slab"), N * per);
-	CHECK_EQ(stat_of(p, "memory.stat", "slab"), N * per); /* hierarchical */
+	CHECK_EQ(read_key(c, "memory.stat", "slab_unreclaimable"), N * per);
+	CHECK_EQ(read_key(c, "memory.stat", "slab_reclaimable"), 0);
+	CHECK_EQ(read_key(c, "memory.stat", "slab"), N * per);
+	CHECK_EQ(read_key(p, "memory.stat", "slab"), N * per); /* hierarchical */
 	/* whole pages, the remainder of the last one included */
-	CHECK_EQ(stat_of(c, "memory.stat", "kernel"), (N * per + PAGE - 1) / PAGE * PAGE);
-	CHECK_EQ(current_bytes(c), stat_of(c, "memory.stat", "kernel"));
+	CHECK_EQ(read_key(c, "memory.stat", "kernel"), (N * per + PAGE - 1) / PAGE * PAGE);
+	CHECK_EQ(current_bytes(c), read_key(c, "memory.stat", "kernel"));
 	check_parts(c);
 	check_parts(p);
 	mcg_group_t *owner = NULL;
@@ -107,8 +95,8 @@ static void test_cache_account(void)
 		mcg_cache_free(k, o[i]);
 	mcg_group_drain_stocks();
 	CHECK_EQ(current_bytes(c), 0);
-	CHECK_EQ(stat_of(c, "memory.stat", "slab"), 0);
-	CHECK_EQ(stat_of(c, "memory.stat", "kernel"), 0);
+	CHECK_EQ(read_key(c, "memory.stat", "slab"), 0);
+	CHECK_EQ(read_key(c, "memory.stat", "kernel"), 0);
 	CHECK_EQ(mcg_cache_destroy(k), 0);
 	teardown();
 }
@@ -131,7 +119,7 @@ static void test_destroy_returns_array_units(void)
 	CHECK_EQ(mcg_cache_destroy(k), 0);
 	mcg_group_drain_stocks();
 	CHECK_EQ(current_bytes(c), 0);
-	CHECK_EQ(stat_of(c, "memory.stat", "kernel"), 0);
+	CHECK_EQ(read_key(c, "memory.stat", "kernel"), 0);
 	teardown();
 }
 
@@ -223,7 +211,7 @@ static void test_stock_holds_many_objcgs(void)
 	REQUIRE(sched_setaffinity(0, sizeof(old), &old) == 0);
 	mcg_group_drain_stocks();
 	CHECK_EQ(current_bytes(mcg_group_root()), 0);
-	CHECK_EQ(stat_of(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
+	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
 }
 
 static void test_reclaimable_and_explicit(void)
@@ -237,8 +225,8 @@ static void test_reclaimable_and_explicit(void)
 	mcg_group_t *owner = NULL;
 	CHECK_EQ(mcg_obj_group(o, &owner), -ENOENT);
 	mcg_group_drain_stocks();
-	CHECK_EQ(stat_of(c, "memory.stat", "slab_reclaimable"), 64 + 8);
-	CHECK_EQ(stat_of(c, "memory.stat", "slab_unreclaimable"), 0);
+	CHECK_EQ(read_key(c, "memory.stat", "slab_reclaimable"), 64 + 8);
+	CHECK_EQ(read_key(c, "memory.stat", "slab_unreclaimable"), 0);
 	check_parts(c);
 	mcg_cache_free(k, a);
 	mcg_cache_free(k, o);
@@ -257,12 +245,12 @@ static void test_kmalloc_account(void)
 	for (int i = 0; i < 100; i++)
 		CHECK_EQ(z[i], 0);
 	mcg_group_drain_stocks();
-	CHECK_EQ(stat_of(c, "memory.stat", "slab_unreclaimable"), 1024 + 8);
+	CHECK_EQ(read_key(c, "memory.stat", "slab_unreclaimable"), 1024 + 8);
 	/* realloc: the new block is charged where the old one was */
 	a = mcg_realloc(a, 5000);
 	REQUIRE(a);
 	mcg_group_drain_stocks();
-	CHECK_EQ(stat_of(c, "memory.stat", "slab_unreclaimable"), 5120 + 8);
+	CHECK_EQ(read_key(c, "memory.stat", "slab_unreclaimable"), 5120 + 8);
 	/* a large block (mapped on its own): whole pages */
 	void *big = mcg_malloc_account(1 << 20, c);
 	REQUIRE(big);
@@ -297,9 +285,9 @@ static void test_remove_reparents(void)
 	mcg_group_put(owner);
 	mcg_group_put(c); /* the last reference: the removed group goes now */
 	c = NULL;
-	CHECK_EQ(stat_of(p, "cgroup.stat", "nr_dying_descendants"), 0);
+	CHECK_EQ(read_key(p, "cgroup.stat", "nr_dying_descendants"), 0);
 	CHECK_EQ(current_bytes(p), before); /* every byte still charged, to p */
-	CHECK_EQ(stat_of(p, "memory.stat", "slab"), N * 72);
+	CHECK_EQ(read_key(p, "memory.stat", "slab"), N * 72);
 	check_parts(p);
 	for (int i = 0; i < N; i++)
 		mcg_free(o[i]);
@@ -308,7 +296,7 @@ static void test_remove_reparents(void)
 	mcg_group_remove(p), mcg_group_put(p);
 	mcg_group_drain_stocks();
 	CHECK_EQ(current_bytes(mcg_group_root()), 0);
-	CHECK_EQ(stat_of(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
+	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
 }
 
 static void test_max_fails_cleanly(void)
@@ -332,8 +320,8 @@ static void test_max_fails_cleanly(void)
 	/* 16 pages hold 15 objects of 4 KiB + 8 B, and a stock's leftovers
 	 * may keep the last one out */
 	CHECK(n >= 14 && n <= 15);
-	CHECK(stat_of(c, "memory.events", "max") > 0);
-	CHECK(stat_of(c, "memory.events", "oom") > 0);
+	CHECK(read_key(c, "memory.events", "max") > 0);
+	CHECK(read_key(c, "memory.events", "oom") > 0);
 	mcg_group_drain_stocks();
 	CHECK(current_bytes(c) <= 64 * 1024);
 	for (int i = 0; i < n; i++)
