@@ -74,19 +74,6 @@ static const size_t free1m_sizes[] = {64, 128, 256, 512, 1024};
 
 /* ================================================================ worker */
 
-/* Line "@key N" of file @file of @g, or -1. */
-static long long stat_of(mcg_group_t *g, const char *file, const char *key)
-{
-	char buf[8192];
-	if (mcg_group_read(g, file, buf, sizeof(buf)) < 0)
-		return -1;
-	size_t kl = strlen(key);
-	for (char *s = buf; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL)
-		if (!strncmp(s, key, kl) && s[kl] == ' ')
-			return atoll(s + kl + 1);
-	return -1;
-}
-
 /* memory.current of @g in bytes, or -1. */
 static long long current_of(mcg_group_t *g)
 {
@@ -105,7 +92,7 @@ static int check_exact(const char *what)
 {
 	mcg_group_drain_stocks();
 	long long cur = current_of(mcg_group_root());
-	long long dying = stat_of(mcg_group_root(), "cgroup.stat", "nr_dying_descendants");
+	long long dying = bench_group_key(mcg_group_root(), "cgroup.stat", "nr_dying_descendants");
 	if (cur == 0 && dying == 0)
 		return 0;
 	fprintf(stderr,
@@ -408,7 +395,7 @@ static int worker_mem(const char *variant, int argc, char **argv)
 	long live = bench_rss_kib();
 	mcg_group_leave(prev);
 	mcg_group_drain_stocks();
-	long long slab = stat_of(g, "memory.stat", "slab"), cur = current_of(g);
+	long long slab = bench_group_key(g, "memory.stat", "slab"), cur = current_of(g);
 	for (size_t i = 0; i < n; i++)
 		mcg_cache_free(c, objs[i]);
 	munmap(objs, n * sizeof(void *));

@@ -261,23 +261,11 @@ struct pm_result {
 	long long pgscan, pgsteal;
 };
 
-static long long stat_of(mcg_group_t *g, const char *key)
-{
-	char buf[2048];
-	if (mcg_group_read(g, "memory.stat", buf, sizeof(buf)) <= 0)
-		return -1;
-	size_t kl = strlen(key);
-	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, kl) && p[kl] == ' ')
-			return atoll(p + kl + 1);
-	return -1;
-}
-
 static long long sum_stat(const char *key)
 {
 	long long s = 0;
 	for (int i = 0; i < fs.ntenants; i++) {
-		long long v = stat_of(fs.tenants[i].g, key);
+		long long v = bench_group_key(fs.tenants[i].g, "memory.stat", key);
 		s += v > 0 ? v : 0;
 	}
 	return s;
@@ -402,7 +390,7 @@ static double throttling(bool smoke, long long *throttle_ms, long *charges)
 		charged += 16;
 		(*charges)++;
 	}
-	*throttle_ms = stat_of(g, "throttled_ms");
+	*throttle_ms = bench_group_key(g, "memory.stat", "throttled_ms");
 	mcg_uncharge(g, (unsigned long)charged);
 	mcg_group_remove(g);
 	mcg_group_put(g);

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "memcg/group.h"
+
 int bench_parse_opts(int argc, char **argv, struct bench_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -170,4 +172,16 @@ int bench_threads(const struct bench_opts *o, int max)
 	int cpus[CPU_SETSIZE];
 	int n = o->threads > 0 ? o->threads : bench_allowed_cpus(cpus, CPU_SETSIZE);
 	return n < 1 ? 1 : n > max ? max : n;
+}
+
+long long bench_group_key(struct mcg_group *g, const char *file, const char *key)
+{
+	char buf[8192];
+	if (mcg_group_read(g, file, buf, sizeof(buf)) < 0)
+		return -1;
+	size_t kl = strlen(key);
+	for (const char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, key, kl) && l[kl] == ' ')
+			return atoll(l + kl + 1);
+	return -1;
 }

@@ -74,4 +74,8 @@ int bench_charge_main(int argc, char **argv);  /* bench_charge.c */
 int bench_reclaim_main(int argc, char **argv); /* bench_reclaim.c */
 int bench_objcg_main(int argc, char **argv);   /* bench_objcg.c */
 
+/** bench_group_key - the value of line "@key N" of @file (memory.stat...) of group @g, or -1. */
+struct mcg_group;
+long long bench_group_key(struct mcg_group *g, const char *file, const char *key);
+
 #endif /* MCG_BENCH_HARNESS_H */
