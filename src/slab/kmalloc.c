@@ -48,16 +48,24 @@ static int kmalloc_init(void);
 
 /* ------------------------------------------------------------ fast paths */
 
+/* What cache_of() returns for sizes no cache serves (mapped directly). */
+#define TOO_LARGE ((struct mcg_cache *)1)
+
+/* The cache of @size; NULL before kmalloc_init(), TOO_LARGE past the classes.
+ * Callers test both at once: (uintptr_t)c <= 1. */
+static inline struct mcg_cache *cache_of(size_t size)
+{
+	if (likely(size <= KMALLOC_SMALL_MAX))
+		return __atomic_load_n(&kmalloc_small[(size + 15) >> 4], __ATOMIC_ACQUIRE);
+	if (size <= MCG_KMALLOC_MAX_CACHE_SIZE)
+		return __atomic_load_n(&kmalloc_caches[class_of(size)], __ATOMIC_ACQUIRE);
+	return TOO_LARGE;
+}
+
 mcg_public void *mcg_malloc(size_t size)
 {
-	struct mcg_cache *c;
-	if (likely(size <= KMALLOC_SMALL_MAX))
-		c = __atomic_load_n(&kmalloc_small[(size + 15) >> 4], __ATOMIC_ACQUIRE);
-	else if (size <= MCG_KMALLOC_MAX_CACHE_SIZE)
-		c = __atomic_load_n(&kmalloc_caches[class_of(size)], __ATOMIC_ACQUIRE);
-	else
-		return kmalloc_slow(size);
-	if (unlikely(!c))
+	struct mcg_cache *c = cache_of(size);
+	if (unlikely((uintptr_t)c <= 1))
 		return kmalloc_slow(size);
 	return mcg_cache_alloc_fast(c);
 }
@@ -103,15 +111,9 @@ static mcg_noinline void *kmalloc_objcg_first(size_t size, struct mcg_objcg *x)
 
 void *mcg_kmalloc_objcg(size_t size, struct mcg_objcg *x)
 {
-	struct mcg_cache *c;
-	if (likely(size <= KMALLOC_SMALL_MAX))
-		c = __atomic_load_n(&kmalloc_small[(size + 15) >> 4], __ATOMIC_ACQUIRE);
-	else if (size <= MCG_KMALLOC_MAX_CACHE_SIZE)
-		c = __atomic_load_n(&kmalloc_caches[class_of(size)], __ATOMIC_ACQUIRE);
-	else
-		return large_alloc(size, 16, x);
-	if (unlikely(!c))
-		return kmalloc_objcg_first(size, x);
+	struct mcg_cache *c = cache_of(size);
+	if (unlikely((uintptr_t)c <= 1))
+		return c ? large_alloc(size, 16, x) : kmalloc_objcg_first(size, x);
 	return mcg_cache_alloc_objcg(c, x);
 }
 
