@@ -2,11 +2,9 @@
 /*
  * base/pcpu_stack.h - a per-CPU stack of pointers: the slab fast path.
  *
- * Each CPU has a header { cur, units, lo, hi, slots, acct, touched, lock } at
- * base + (cpu << MCG_PCPU_SHIFT); slots[0, cur) hold objects.  `units` and
- * `acct` belong to accounted objects (base/pcpu_acct.h): units of charge
- * held for the objcg `acct`, next to `cur` so that one 64-bit store commits
- * both.  The sections here store `cur` alone (32 bits) and leave them be.  The shape is
+ * Each CPU has a header { cur, touched, lo, hi, slots, lock } at
+ * base + (cpu << MCG_PCPU_SHIFT); slots[0, cur) hold objects (pointers,
+ * whose low bits the slab layer may use as tags).  The shape is
  * tcmalloc's per-CPU slab: array stacks, so an operation reads the header,
  * touches one slot, and commits by storing `cur` - one store, the last
  * instruction of the rseq critical section.  No ABA (only the CPU's own
@@ -44,20 +42,16 @@
 
 struct mcg_pcpu_stack {
 	uint32_t cur;     /* objects in slots[0, cur) (offset 0: the asm) */
-	uint32_t units;   /* rseq mode: charge units held for acct (offset 4) */
+	uint32_t touched; /* slow path ran since the last reap (relaxed) */
 	uint32_t lo;      /* pop only while cur > lo (0, or MCG_PCPU_STOPPED) (8) */
 	uint32_t hi;      /* push only while cur < hi (capacity, or 0 stopped) (12) */
 	void **slots;     /* capacity entries (16) */
-	uint64_t acct;    /* the key (objcg) `units` are charged to; any when 0 (24) */
-	uint32_t touched; /* slow path ran since the last reap (relaxed) */
 	mcg_lock_t lock;  /* locked mode: the data; rseq mode: remote owners */
 } __attribute__((aligned(MCG_PCPU_STRIDE)));
 
-_Static_assert(__builtin_offsetof(struct mcg_pcpu_stack, units) == 4 &&
-                       __builtin_offsetof(struct mcg_pcpu_stack, lo) == 8 &&
+_Static_assert(__builtin_offsetof(struct mcg_pcpu_stack, lo) == 8 &&
                        __builtin_offsetof(struct mcg_pcpu_stack, hi) == 12 &&
-                       __builtin_offsetof(struct mcg_pcpu_stack, slots) == 16 &&
-                       __builtin_offsetof(struct mcg_pcpu_stack, acct) == 24,
+                       __builtin_offsetof(struct mcg_pcpu_stack, slots) == 16,
                "the asm's offsets");
 
 _Static_assert(sizeof(struct mcg_pcpu_stack) == MCG_PCPU_STRIDE, "stride");

@@ -401,35 +401,39 @@ static uint64_t units_stocked(const struct mcg_objcg *x)
 	return sum;
 }
 
-/* The (key, units) pairs the CPU arrays hold, collected before the tree lock. */
+/*
+ * The (key, units) pairs the CPU arrays hold, collected before the tree
+ * lock.  No allocation between the scan and the reading of the stocks: a
+ * plain allocation may pop a charged object and move its charge into a
+ * stock, which would then be counted twice.
+ */
+#define HELD_MAX 256
 struct held_units {
-	uint64_t *pairs; /* key, units, key, units, ... */
-	size_t n, cap;   /* pairs */
+	size_t n;
+	uint64_t key[HELD_MAX], units[HELD_MAX];
 };
 
 static void held_add(uint64_t key, uint64_t units, void *arg)
 {
 	struct held_units *h = arg;
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 64;
-		uint64_t *p = mcg_realloc(h->pairs, cap * 2 * sizeof(uint64_t));
-		if (!p)
-			return; /* the figure is off by these units, no more */
-		h->pairs = p;
-		h->cap = cap;
+	for (size_t i = 0; i < h->n; i++) {
+		if (h->key[i] == key) {
+			h->units[i] += units;
+			return;
+		}
 	}
-	h->pairs[2 * h->n] = key;
-	h->pairs[2 * h->n + 1] = units;
-	h->n++;
+	if (h->n == HELD_MAX)
+		return; /* the figure is off by these units, no more */
+	h->key[h->n] = key;
+	h->units[h->n++] = units;
 }
 
 static uint64_t held_of(const struct held_units *h, uint64_t key)
 {
-	uint64_t sum = 0;
 	for (size_t i = 0; i < h->n; i++)
-		if (h->pairs[2 * i] == key)
-			sum += h->pairs[2 * i + 1];
-	return sum;
+		if (h->key[i] == key)
+			return h->units[i];
+	return 0;
 }
 
 static void stat_group_locked(mcg_group_t *g, const struct held_units *h, struct mcg_objcg_stat *st)
@@ -451,7 +455,8 @@ static void stat_group_locked(mcg_group_t *g, const struct held_units *h, struct
 
 void mcg_objcg_stat(mcg_group_t *g, struct mcg_objcg_stat *st)
 {
-	struct held_units h = {0};
+	struct held_units h;
+	h.n = 0;
 	void (*scan)(mcg_objcg_units_fn, void *) = __atomic_load_n(&array_scan, __ATOMIC_ACQUIRE);
 	if (scan)
 		scan(held_add, &h);
@@ -459,5 +464,4 @@ void mcg_objcg_stat(mcg_group_t *g, struct mcg_objcg_stat *st)
 	mcg_lock(&mcg_group_tree_lock);
 	stat_group_locked(g, &h, st);
 	mcg_unlock(&mcg_group_tree_lock);
-	mcg_free(h.pairs);
 }

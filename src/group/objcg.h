@@ -11,10 +11,10 @@
  * group itself is freed as soon as its last reference goes.  Freeing an
  * object of a removed group is the same code as any accounted free.
  *
- * Charges are in units of MCG_OBJCG_UNIT bytes, held ahead of use in the
- * CPU arrays of the caches (base/pcpu_acct.h, slab/account.c: the fast
- * paths), then in a per-CPU byte stock, then in the objcg's own `leftover`
- * (1-2 pages kept, for objcgs without a word on the CPU).  The byte stock is
+ * Charges are in units of MCG_OBJCG_UNIT bytes.  A freed object keeps its
+ * charge while it sits in a cache's CPU array (slab/account.h); charges
+ * not in any object are held ahead of use in a per-CPU byte stock, then in the objcg's own
+ * `leftover` (1-2 pages kept, for objcgs without a word on the CPU).  The byte stock is
  * direct-mapped: MCG_OBJCG_STOCK_SLOTS words per CPU (base/pcpu_word.h, in
  * MCG_OBJCG_STOCK_BANKS banks), each objcg given one slot at creation, in
  * turn, so that as many objcgs as there are slots (tenants taking turns on
@@ -26,7 +26,8 @@
  *
  * Invariant, per objcg (exact whenever no slow path holds units in flight):
  *     charged x MCG_OBJCG_UNITS_PER_PAGE = units in live objects
- *                   + units in stock words and CPU arrays + leftover
+ *                   + units in stock words + units of freed objects in
+ *                     CPU arrays + leftover
  * so memory.stat derives each kind's bytes in use without any counting on
  * the fast paths (mcg_objcg_stat()).
  *
@@ -125,10 +126,11 @@ void mcg_objcg_units_return(struct mcg_objcg *x, uint64_t units);
 typedef void (*mcg_objcg_units_fn)(uint64_t key, uint64_t units, void *arg);
 
 /**
- * mcg_objcg_set_array_hooks - install the slab layer's hooks for the units
- * its CPU arrays hold (slab/account.c): @drain returns them all
- * (mcg_group_drain_stocks() calls it); @scan passes each (key, units) held
- * to its visitor (memory.stat subtracts them from the objects' bytes).
+ * mcg_objcg_set_array_hooks - install the slab layer's hooks for the charges
+ * of freed objects its CPU arrays hold (slab/account.c): @drain returns
+ * them all (mcg_group_drain_stocks() calls it); @scan passes each (key,
+ * units) held to its visitor (memory.stat subtracts them from the objects'
+ * bytes).
  * Both take the cache list lock: call them with no lock held.
  */
 void mcg_objcg_set_array_hooks(void (*drain)(void),

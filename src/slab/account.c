@@ -1,28 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * slab/account.c - accounted objects: the public accounted calls, the slow
- * half of accounted allocation, uncharging on free, and the per-slab objcg
- * vectors.
+ * half of accounted allocation, the charges that leave with objects, and
+ * the per-slab objcg vectors.
  *
  * An accounted object charges its slot and its vector entry
  * (c->charge_units units of MCG_OBJCG_UNIT bytes) to an objcg (group/objcg.h)
  * and records the objcg in entry i of its slab's vector, one pointer per
  * object (8 bytes: the kernel's obj_exts), allocated on the slab's first
- * accounted object and freed with the slab.  Unaccounted objects of the same
- * slab leave their entry NULL.  Free reads and clears the entry, then pushes
- * the object and gives its units back to the CPU array in one rseq section
- * (base/pcpu_acct.h): no lock on the fast path, and the same code whether
- * the object's group is alive or was removed (its objcg then points to an
- * ancestor).  A CPU array holds units for one objcg at a time: the slow
- * paths here move units between it and the objcg's byte stock, usually
- * leaving another objcg's units in place (tenants taking turns would evict
- * each other on every call) but taking the array over on one miss in 8 (a
- * quiet objcg must not keep it), and drain them (stop, fence, take) for
- * mcg_group_drain_stocks() and cache destruction.
+ * accounted object and freed with the slab.  Unaccounted objects leave
+ * their entry NULL.
  *
- * Locks: the cache list lock (drain and scan of the arrays' units), the
- * arrays' locks while stopped; the objcg slow paths take an objcg's spin
- * lock.
+ * The charge travels with the object through the CPU arrays (account.h):
+ * a free pushes the object tagged and still charged, reading nothing but
+ * the slab descriptor it already has; an accounted allocation that pops an
+ * object already charged to its objcg moves no charge.  The charge leaves
+ * when the object leaves the arrays: popped by an unaccounted allocation
+ * (mcg_cache_alloc_uncharge()), by another objcg's (the slow path below), or
+ * flushed, drained or reaped back to its slab (mcg_objs_uncharge(), from
+ * mcg_node_put(): a batch at a time, one give per run of one objcg).  Frees
+ * inside a shrinker uncharge at once: reclaim must see its progress.  So a
+ * CPU array holds at most its capacity of freed objects still charged - the
+ * kernel's per-CPU stock bound in another form - and drains
+ * (mcg_group_drain_stocks(), cache destruction) give them back exactly.
+ * The same code runs whether the object's group is alive or was removed
+ * (its objcg then points to an ancestor).
+ *
+ * Locks: the cache list lock (drain and scan of the arrays), the arrays'
+ * locks while stopped; the objcg slow paths take an objcg's spin lock.
  */
 #include <errno.h>
 
@@ -32,113 +37,89 @@
 #include "memcg/slab.h"
 #include "slab/account.h"
 
+/* The slab of @obj, an object of ours (in a CPU array or handed out). */
+static inline struct mcg_slab *slab_of_own(void *obj)
+{
+	return __atomic_load_n(&((struct mcg_slab *)mcg_chunk_slab_desc(obj))->head,
+	                       __ATOMIC_ACQUIRE);
+}
+
+/* The vector entry of object @obj of slab @s (which has a vector). */
+static inline struct mcg_objcg **entry_of(struct mcg_slab *s, void *obj)
+{
+	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
+	return &v[mcg_slab_index(s, obj)];
+}
+
+/* Take the objcg @obj is charged to out of its entry (NULL: none); @slot
+ * is its array slot, tagged if its slab has a vector. */
+static struct mcg_objcg *charge_take(uintptr_t slot, void **objp, struct mcg_slab **sp)
+{
+	void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
+	struct mcg_slab *s = slab_of_own(obj);
+	*objp = obj;
+	*sp = s;
+	if (!(slot & MCG_SLOT_CHARGED))
+		return NULL;
+	struct mcg_objcg **e = entry_of(s, obj);
+	struct mcg_objcg *x = *e;
+	*e = NULL;
+	return x;
+}
+
 /* ------------------------------------------------------------ free */
 
-/* Misses on a foreign objcg's units that evict them: one in FOREIGN_EVICT_EVERY. */
-#define FOREIGN_EVICT_EVERY 8
-static mcg_tls unsigned foreign_tick; /* a thread-local hint */
-
-/*
- * Should @key's units stay out of this CPU's array of @c, which holds units
- * of another objcg?  Yes on all but one such miss in FOREIGN_EVICT_EVERY:
- * objcgs taking turns would otherwise evict each other on every call, and
- * never evicting would let an objcg that stopped allocating here (a removed
- * tenant, the last variant of a benchmark) keep the array from every other
- * objcg for good, sending all of their frees to the slow path.
- */
-static bool array_keeps_foreign(struct mcg_cache *c, uint64_t key)
+void mcg_cache_free_reclaim(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx)
 {
-	struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, mcg_percpu_cpu());
-	if (!MCG_READ_ONCE(st->units) || MCG_READ_ONCE(st->acct) == key)
-		return false;
-	return ++foreign_tick % FOREIGN_EVICT_EVERY != 0;
-}
-
-/* Make @x the objcg of this CPU's array of @c (the units there go back to
- * theirs) and add @units; else give them to @x's byte stock. */
-static void array_units_switch(struct mcg_cache *c, struct mcg_objcg *x, uint64_t units)
-{
-	uint64_t key = mcg_objcg_key(x), old_key, old_word;
-	if (mcg_rseq_acct_take(c->pcpu, &old_key, &old_word) == MCG_PCPU_OK && (old_word >> 32))
-		mcg_objcg_give((struct mcg_objcg *)(uintptr_t)old_key, old_word >> 32);
-	if (mcg_rseq_acct_set_key(c->pcpu, key) == MCG_PCPU_OK &&
-	    mcg_rseq_acct_add(c->pcpu, key, units, MCG_ACCT_ARRAY_UNITS) == MCG_PCPU_OK)
-		return;
-	mcg_objcg_give(x, units); /* another thread's units came in between */
-}
-
-/*
- * Put @units charged to @x in this CPU's array of @c (rseq mode): add them
- * to @x's units there; if the array holds @x's units and is full, spill
- * them to the byte stock first; if it holds another objcg's, usually leave
- * those (array_keeps_foreign()) and give @units to @x's byte stock instead.
- */
-static void array_units_put(struct mcg_cache *c, struct mcg_objcg *x, uint64_t units)
-{
-	uint64_t key = mcg_objcg_key(x);
-	if (units > MCG_ACCT_ARRAY_UNITS) {
-		mcg_objcg_give(x, units);
-		return;
-	}
-	if (mcg_rseq_acct_add(c->pcpu, key, units, MCG_ACCT_ARRAY_UNITS) == MCG_PCPU_OK)
-		return;
-	if (array_keeps_foreign(c, key)) {
-		mcg_objcg_give(x, units);
-		return;
-	}
-	array_units_switch(c, x, units);
-}
-
-/* Move the units @x's byte stock holds on this CPU into this CPU's array of @c. */
-static void array_units_prime(struct mcg_cache *c, struct mcg_objcg *x)
-{
-	uint64_t have = mcg_objcg_stocked_here(x);
-	if (have < c->charge_units || array_keeps_foreign(c, mcg_objcg_key(x)))
-		return;
-	have = MCG_MIN(have, (uint64_t)MCG_ACCT_ARRAY_UNITS);
-	if (mcg_objcg_consume(x, have) != MCG_PCPU_OK)
-		return;
-	if (mcg_rseq_acct_add(c->pcpu, mcg_objcg_key(x), have, MCG_ACCT_ARRAY_UNITS) != MCG_PCPU_OK)
-		array_units_switch(c, x, have);
-}
-
-/* The rest of an accounted free: the object went nowhere yet (@r: why the
- * one-section push failed, or MCG_PCPU_FAIL when it was not tried).  Finds
- * its slab and cache again, so that the fast path keeps fewer values live. */
-static mcg_noinline void free_account_slow(void *obj, struct mcg_objcg *x, int r)
-{
-	struct mcg_slab *s = mcg_slab_of(obj);
-	struct mcg_cache *c = s->cache;
-	if (r == MCG_PCPU_DOUBLE) { /* corrupt: charged, yet free already */
-		mcg_cache_free_slow(c, obj, s, r);
-		mcg_objcg_give(x, c->charge_units);
-		return;
-	}
-	mcg_cache_push(c, s, obj);
-	if (mcg_percpu_use_rseq() && !mcg_reclaim_state_current)
-		array_units_put(c, x, c->charge_units);
-	else
-		mcg_objcg_give(x, c->charge_units); /* a shrinker's frees reach the counters */
-}
-
-void mcg_cache_free_account(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx)
-{
-	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
+	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
 	struct mcg_objcg *x = v[idx];
-	if (unlikely(!x)) { /* an unaccounted object of a slab with a vector */
-		mcg_cache_push(c, s, obj);
-		return;
-	}
 	v[idx] = NULL; /* before the object can be handed out again */
-	/* The object and its charge back into this CPU's array at once (not
-	 * inside a shrinker, whose frees must reach the counters). */
-	int r = MCG_PCPU_FAIL;
-	if (likely(mcg_percpu_use_rseq()) && likely(!mcg_reclaim_state_current)) {
-		r = mcg_rseq_stack_push_acct(&s->pcpu, obj, mcg_objcg_key(x), &c->acct);
-		if (likely(r == MCG_PCPU_OK))
-			return;
+	mcg_cache_push(c, s, obj);
+	if (x)
+		mcg_objcg_uncharge(x, c->charge_units); /* to the counters: reclaimed */
+}
+
+/* Give the charges of @n objects back, their entries @e[] (a batch). */
+static void entries_uncharge(struct mcg_cache *c, struct mcg_objcg **const *e, unsigned n)
+{
+	struct mcg_objcg *run = NULL;
+	uint64_t units = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct mcg_objcg *x = *e[i];
+		if (!x)
+			continue;
+		*e[i] = NULL;
+		if (x != run && run) {
+			mcg_objcg_give(run, units);
+			units = 0;
+		}
+		run = x;
+		units += c->charge_units;
 	}
-	free_account_slow(obj, x, r);
+	if (run)
+		mcg_objcg_give(run, units);
+}
+
+void mcg_objs_uncharge(struct mcg_cache *c, void **objs, unsigned n)
+{
+	/* Two passes: the entries' addresses first, each prefetched, then
+	 * their loads overlap (long-freed objects' entries are cold). */
+	struct mcg_objcg **e[MCG_BATCH_MAX];
+	unsigned ne = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uintptr_t slot = (uintptr_t)objs[i];
+		if (!(slot & MCG_SLOT_CHARGED))
+			continue;
+		void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
+		objs[i] = obj;
+		e[ne] = entry_of(slab_of_own(obj), obj);
+		__builtin_prefetch(e[ne], 1);
+		if (++ne == MCG_BATCH_MAX) {
+			entries_uncharge(c, e, ne);
+			ne = 0;
+		}
+	}
+	entries_uncharge(c, e, ne);
 }
 
 /* ------------------------------------------------------------ alloc */
@@ -163,93 +144,197 @@ static struct mcg_objcg **slab_objcgs(struct mcg_slab *s)
 	return v;
 }
 
-void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, int stage, void *obj)
+void *mcg_cache_alloc_uncharge(struct mcg_cache *c, uintptr_t slot)
 {
-	bool prime = false;
-	if (stage == MCG_ACCT_UNCHARGED) {
-		/* The byte stock's fast path, else pages for it. */
-		if (mcg_objcg_consume(x, c->charge_units) != MCG_PCPU_OK &&
-		    mcg_objcg_charge(x, c->charge_units, 0)) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		obj = mcg_cache_alloc_fast(c);
-		prime = mcg_percpu_use_rseq();
-	}
-	if (!obj)
-		goto uncharge;
-	struct mcg_slab *s = mcg_slab_of(obj);
-	struct mcg_objcg **v = slab_objcgs(s);
-	if (!v) {
-		mcg_cache_free_fast(c, s, obj); /* unaccounted: its entry is NULL */
-		goto uncharge;
-	}
-	v[mcg_slab_index(s, obj)] = x;
-	if (prime) /* the next allocations take their charge with their object */
-		array_units_prime(c, x);
+	void *obj;
+	struct mcg_slab *s;
+	struct mcg_objcg *x = charge_take(slot, &obj, &s);
+	if (x)
+		mcg_objcg_give(x, c->charge_units);
 	return obj;
-uncharge:
-	mcg_objcg_give(x, c->charge_units);
+}
+
+/* An object of @c, as its array slot (tagged or not); 0 if there is none. */
+static uintptr_t slot_alloc(struct mcg_cache *c)
+{
+	void *slot =
+	        mcg_percpu_use_rseq() ? mcg_rseq_stack_pop(c->pcpu) : mcg_locked_stack_pop(c->pcpu);
+	return (uintptr_t)(slot ? slot : mcg_cache_alloc_slow(c)); /* fresh: untagged */
+}
+
+/* Put array slot @slot back as it was (its charge, if any, stays with it). */
+static void slot_free(struct mcg_cache *c, uintptr_t slot)
+{
+	void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
+	struct mcg_slab *s = slab_of_own(obj);
+	if (!(slot & MCG_SLOT_CHARGED) && __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE))
+		slot |= MCG_SLOT_CHARGED; /* a vector came meanwhile: keep the tag rule */
+	mcg_cache_push(c, s, (void *)slot);
+}
+
+void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, uintptr_t slot)
+{
+	if (!slot && !(slot = slot_alloc(c))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
+	struct mcg_slab *s = slab_of_own(obj);
+	struct mcg_objcg **e = NULL, *prev = NULL;
+	if (slot & MCG_SLOT_CHARGED) {
+		e = entry_of(s, obj);
+		prev = *e;
+		if (prev == x)
+			return obj; /* already x's (locked mode, or a race with the fast path) */
+	}
+	/* x's charge first (the byte stock's fast path, else pages for it). */
+	if (mcg_objcg_consume(x, c->charge_units) != MCG_PCPU_OK &&
+	    mcg_objcg_charge(x, c->charge_units, 0))
+		goto fail;
+	if (!e) {
+		struct mcg_objcg **v = slab_objcgs(s);
+		if (!v) {
+			mcg_objcg_give(x, c->charge_units);
+			goto fail;
+		}
+		e = &v[mcg_slab_index(s, obj)];
+	}
+	*e = x;
+	if (prev) /* the object's previous charge goes back to its objcg */
+		mcg_objcg_give(prev, c->charge_units);
+	return obj;
+fail:
+	slot_free(c, slot);
 	errno = ENOMEM;
 	return NULL;
 }
 
 /* ------------------------------------------------------------ draining */
 
-#define DRAIN_BATCH 32 /* CPUs stopped together: one fence per batch */
-
-void mcg_cache_drain_units(struct mcg_cache *c)
+/* Any charged (tagged) object in a CPU array of @c?  Each array's lock
+ * held: exact in locked mode; in rseq mode the owner runs on, so a hint
+ * that reads no more than the tags (exact at rest). */
+static bool arrays_hold_charged(struct mcg_cache *c)
 {
 	unsigned ncpu = mcg_os_nr_cpus();
 	bool any = false;
-	for (unsigned cpu = 0; cpu < ncpu && !any; cpu++)
-		any = MCG_READ_ONCE(mcg_pcpu_stack_of(c->pcpu, cpu)->units) != 0;
-	if (!any || c->debug)
-		return; /* a hint, exact at rest; debug caches never hold units */
-	for (unsigned first = 0; first < ncpu; first += DRAIN_BATCH) {
-		unsigned end = MCG_MIN(first + DRAIN_BATCH, ncpu), nt = 0;
-		uint64_t keys[DRAIN_BATCH];
-		uint32_t units[DRAIN_BATCH];
-		for (unsigned cpu = first; cpu < end; cpu++) {
-			struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
-			mcg_lock(&st->lock);
-			mcg_pcpu_stack_stop(st);
-		}
-		mcg_percpu_fence();
-		for (unsigned cpu = first; cpu < end; cpu++) {
-			struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
-			units[nt] = mcg_pcpu_acct_take_stopped(st, &keys[nt]);
-			nt += units[nt] != 0;
-			mcg_pcpu_stack_start(st, c->cpu_cap);
-			mcg_unlock(&st->lock);
-		}
-		for (unsigned i = 0; i < nt; i++)
-			mcg_objcg_units_return((struct mcg_objcg *)(uintptr_t)keys[i], units[i]);
+	for (unsigned cpu = 0; cpu < ncpu && !any; cpu++) {
+		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
+		mcg_lock(&st->lock);
+		uint32_t cur = MCG_MIN(MCG_READ_ONCE(st->cur), c->cpu_cap);
+		for (uint32_t i = 0; i < cur && !any; i++)
+			any = (uintptr_t)MCG_READ_ONCE(st->slots[i]) & MCG_SLOT_CHARGED;
+		mcg_unlock(&st->lock);
 	}
+	return any;
+}
+
+/* Stop every CPU array of @c (their locks held, one fence); start them again. */
+static void arrays_stop(struct mcg_cache *c)
+{
+	unsigned ncpu = mcg_os_nr_cpus();
+	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
+		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
+		mcg_lock(&st->lock);
+		mcg_pcpu_stack_stop(st);
+	}
+	mcg_percpu_fence();
+}
+
+static void arrays_start(struct mcg_cache *c)
+{
+	unsigned ncpu = mcg_os_nr_cpus();
+	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
+		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
+		mcg_pcpu_stack_start(st, c->cpu_cap);
+		mcg_unlock(&st->lock);
+	}
+}
+
+/* Units per objcg, gathered while the arrays are stopped (no allocation
+ * there: an array of a kmalloc cache may be among them). */
+#define RUNS_MAX 64
+struct runs {
+	unsigned n;
+	struct mcg_objcg *x[RUNS_MAX];
+	uint64_t units[RUNS_MAX];
+};
+
+/* Add @units of @x; false if @x is new and there is no room. */
+static bool runs_add(struct runs *r, struct mcg_objcg *x, uint64_t units)
+{
+	for (unsigned i = r->n; i-- > 0;) {
+		if (r->x[i] == x) {
+			r->units[i] += units;
+			return true;
+		}
+	}
+	if (r->n == RUNS_MAX)
+		return false;
+	r->x[r->n] = x;
+	r->units[r->n++] = units;
+	return true;
+}
+
+/*
+ * Walk the charged objects of @c's stopped arrays: each one's objcg into
+ * @r; with @take, its entry cleared (its charge then belongs to @r).  Return false if @r filled up
+ * first (@take: those not taken stay as they were).
+ */
+static bool arrays_gather(struct mcg_cache *c, struct runs *r, bool take)
+{
+	unsigned ncpu = mcg_os_nr_cpus();
+	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
+		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
+		for (uint32_t i = 0; i < st->cur; i++) {
+			uintptr_t slot = (uintptr_t)st->slots[i];
+			if (!(slot & MCG_SLOT_CHARGED))
+				continue;
+			void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
+			struct mcg_objcg **e = entry_of(slab_of_own(obj), obj);
+			if (*e && !runs_add(r, *e, c->charge_units))
+				return false;
+			if (take)
+				*e = NULL; /* tagged still: a double free is still seen */
+		}
+	}
+	return true;
+}
+
+void mcg_cache_drain_units(struct mcg_cache *c)
+{
+	if (c->debug || !arrays_hold_charged(c))
+		return;
+	bool done;
+	do { /* the units go back with no lock held */
+		struct runs r = {0};
+		arrays_stop(c);
+		done = arrays_gather(c, &r, true);
+		arrays_start(c);
+		for (unsigned i = 0; i < r.n; i++)
+			mcg_objcg_units_return(r.x[i], r.units[i]);
+	} while (!done);
 }
 
 void mcg_slab_scan_units(mcg_objcg_units_fn visit, void *arg)
 {
-	if (!mcg_percpu_use_rseq())
-		return;
-	unsigned ncpu = mcg_os_nr_cpus();
 	mcg_lock(&mcg_cache_list_lock);
 	mcg_list_for_each (pos, &mcg_cache_list) {
 		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
-		for (unsigned cpu = 0; cpu < ncpu; cpu++) {
-			struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
-			uint32_t units = MCG_READ_ONCE(st->units); /* racy: a snapshot */
-			if (units)
-				visit(MCG_READ_ONCE(st->acct), units, arg);
-		}
+		if (c->debug || !arrays_hold_charged(c))
+			continue;
+		struct runs r = {0};
+		arrays_stop(c);              /* entries are read safely only while stopped */
+		arrays_gather(c, &r, false); /* beyond RUNS_MAX objcgs: a figure off */
+		arrays_start(c);
+		for (unsigned i = 0; i < r.n; i++)
+			visit(mcg_objcg_key(r.x[i]), r.units[i], arg);
 	}
 	mcg_unlock(&mcg_cache_list_lock);
 }
 
 void mcg_slab_drain_units(void)
 {
-	if (!mcg_percpu_use_rseq())
-		return; /* the arrays hold units in rseq mode only */
 	mcg_lock(&mcg_cache_list_lock);
 	mcg_list_for_each (pos, &mcg_cache_list)
 		mcg_cache_drain_units(mcg_list_entry(pos, struct mcg_cache, link));

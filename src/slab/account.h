@@ -1,29 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * slab/account.h - the accounted allocation fast path, inline (account.c
- * has the rest): in one rseq section pop an object and take its charge from
- * the units this CPU's array holds for the objcg (base/pcpu_acct.h), then
- * record the objcg in the slab's vector.  Everything else - another objcg's
- * units in the array, too few, locked mode - goes to the slow path, which
- * charges through the objcg's byte stock (group/objcg.h) and refills the
- * array's units from it.
+ * has the rest).
+ *
+ * A charge travels with its object: freeing an accounted object leaves it
+ * charged, and it goes on this CPU's array tagged (bit 0 of the slot: its
+ * slab has an objcg vector, so its entry may name an objcg).  Allocating
+ * for objcg x pops an object; if it is tagged and its vector entry already
+ * names x, the charge is x's already and nothing else is done: the
+ * alloc+free pair of one tenant moves no charge at all.  Anything else - an
+ * untagged object, another objcg's, locked mode - goes to the slow path,
+ * which charges x through its byte stock (group/objcg.h) and gives the
+ * previous objcg's charge back.  A charge leaves its object when the object
+ * leaves the CPU arrays: an unaccounted allocation pops it, or it goes back
+ * to its slab (mcg_node_put() calls mcg_objs_uncharge()).
  */
 #ifndef MCG_SLAB_ACCOUNT_H
 #define MCG_SLAB_ACCOUNT_H
 
 #include "group/group.h" /* mcg_reclaim_state_current */
-#include "base/pcpu_acct.h"
 #include "group/objcg.h"
 #include "slab/cache_fast.h"
 
-/** Units a CPU array holds for its objcg at most (8 pages' worth). */
-#define MCG_ACCT_ARRAY_UNITS (8 * MCG_OBJCG_UNITS_PER_PAGE)
-
-/* Where mcg_cache_alloc_objcg() left its fast path. */
-enum { MCG_ACCT_UNCHARGED, MCG_ACCT_NO_VECTOR };
-
-/** The slow half of mcg_cache_alloc_objcg(), from @stage: charge, allocate, record, or undo. */
-void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, int stage, void *obj);
+/** The slow half of mcg_cache_alloc_objcg(): @slot is what the fast path
+ *  popped (0: nothing), tag included. */
+void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, uintptr_t slot);
 
 /** mcg_objcg_give - give @units back to @x: this CPU's stock, else the slow path. */
 static mcg_always_inline void mcg_objcg_give(struct mcg_objcg *x, uint64_t units)
@@ -40,17 +41,20 @@ static mcg_always_inline void mcg_objcg_give(struct mcg_objcg *x, uint64_t units
  */
 static mcg_always_inline void *mcg_cache_alloc_objcg(struct mcg_cache *c, struct mcg_objcg *x)
 {
-	void *obj;
+	uintptr_t slot;
 	if (unlikely(!mcg_percpu_use_rseq()) ||
-	    unlikely(!(obj = mcg_rseq_stack_pop_acct(&c->pcpu, mcg_objcg_key(x), &c->acct))))
-		return mcg_cache_alloc_objcg_slow(c, x, MCG_ACCT_UNCHARGED, NULL);
-	/* Our own object: its chunk is ours, and it starts a slot. */
+	    unlikely(!(slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu))))
+		return mcg_cache_alloc_objcg_slow(c, x, 0);
+	if (unlikely(!(slot & MCG_SLOT_CHARGED)))
+		return mcg_cache_alloc_objcg_slow(c, x, slot);
+	/* Our own object: its chunk is ours, it starts a slot, and (tagged)
+	 * its slab has a vector, which lives as long as the slab. */
+	void *obj = (void *)(slot - MCG_SLOT_CHARGED);
 	struct mcg_slab *s = ((struct mcg_slab *)mcg_chunk_slab_desc(obj))->head;
-	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
-	if (unlikely(!v))
-		return mcg_cache_alloc_objcg_slow(c, x, MCG_ACCT_NO_VECTOR, obj);
-	v[((uint64_t)((char *)obj - s->base) * s->recip) >> MCG_RECIP_SHIFT] = x;
-	return obj;
+	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
+	if (likely(v[((uint64_t)((char *)obj - s->base) * s->recip) >> MCG_RECIP_SHIFT] == x))
+		return obj;
+	return mcg_cache_alloc_objcg_slow(c, x, slot);
 }
 
 /** mcg_cache_alloc_current - mcg_cache_alloc_objcg() for the current group (mcg_group_enter()). */

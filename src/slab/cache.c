@@ -85,9 +85,11 @@ mcg_noinline void *mcg_cache_alloc_slow(struct mcg_cache *c)
 /* The fast paths of locked mode (no rseq): a lock per CPU slot. */
 mcg_noinline void *mcg_cache_alloc_locked(struct mcg_cache *c)
 {
-	void *obj = mcg_locked_stack_pop(c->pcpu);
-	if (obj)
-		return obj;
+	uintptr_t slot = (uintptr_t)mcg_locked_stack_pop(c->pcpu);
+	if (slot & MCG_SLOT_CHARGED)
+		return mcg_cache_alloc_uncharge(c, slot);
+	if (slot)
+		return (void *)slot;
 	return mcg_cache_alloc_slow(c);
 }
 
@@ -100,6 +102,9 @@ mcg_noinline void mcg_cache_free_locked(struct mcg_cache *c, struct mcg_slab *s,
 
 mcg_noinline void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg_slab *s, int why)
 {
+	void *slot = obj; /* from a push: tagged if its slab has a vector (cache_fast.h) */
+	if (why != MCG_FREE_UNCHECKED && why != MCG_FREE_MISALIGNED)
+		obj = (void *)((uintptr_t)obj & ~MCG_SLOT_CHARGED);
 	switch (why) {
 	case MCG_FREE_UNCHECKED:
 		if (!c) {
@@ -115,14 +120,14 @@ mcg_noinline void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg
 	default: break;
 	}
 	if (c->debug) {
-		mcg_debug_free(c, obj);
+		mcg_debug_free(c, slot);
 		return;
 	}
 	/* The array is full (or stopped): flush its top batch and @obj. */
 	void *objs[MCG_BATCH_MAX + 1];
 	current_node_touch(c);
 	unsigned n = mcg_pcpu_stack_pop_batch(c->pcpu, objs, c->batch);
-	objs[n++] = obj;
+	objs[n++] = slot;
 	mcg_node_put(c, objs, n);
 }
 
@@ -272,7 +277,6 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	c->objcg_kind = (flags & MCG_CACHE_RECLAIMABLE) ? MCG_OBJCG_SLAB_RECLAIMABLE
 	                                                : MCG_OBJCG_SLAB_UNRECLAIMABLE;
 	c->charge_units = (uint16_t)(slot / MCG_OBJCG_UNIT + 1); /* slot + vector entry */
-	mcg_acct_charge_init(&c->acct, c->charge_units, MCG_ACCT_ARRAY_UNITS);
 	c->secret = cache_secret(c);
 	c->cpu_cap = cap;
 	c->batch = MCG_MAX(1u, MCG_MIN(cap / 2, (uint32_t)MCG_BATCH_MAX));
@@ -359,7 +363,6 @@ mcg_public int mcg_cache_destroy(mcg_cache_t *c)
 	mcg_cache_drain_all(c);
 	if (cache_report_live(c))
 		return -EBUSY;
-	mcg_cache_drain_units(c); /* charges its arrays held for objcgs */
 	mcg_lock(&mcg_cache_list_lock);
 	mcg_list_del(&c->link);
 	mcg_unlock(&mcg_cache_list_lock);

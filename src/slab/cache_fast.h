@@ -4,16 +4,20 @@
  *
  * alloc: pop this CPU's array; only if it is empty (or stopped, or the cache
  *        is a debug cache, whose arrays are always stopped) go to the slow
- *        path, which refills a batch from the node's slabs.
+ *        path, which refills a batch from the node's slabs.  An object
+ *        tagged MCG_SLOT_CHARGED may still carry an accounted object's
+ *        charge: slab/account.c gives it back first.
  * free:  the pointer must be an object start of this cache (two loads and a
  *        multiply find out); push on this CPU's array; only if it is full go
  *        to the slow path, which flushes a batch back to the slabs.  A slab
- *        that ever held an accounted object has an objcg vector: its frees
- *        go through slab/account.c, which uncharges the accounted ones.
+ *        that ever held an accounted object has an objcg vector: its objects
+ *        go on the array tagged, still charged (slab/account.h), except
+ *        inside a shrinker, whose frees uncharge at once (reclaim progress).
  */
 #ifndef MCG_SLAB_CACHE_FAST_H
 #define MCG_SLAB_CACHE_FAST_H
 
+#include "group/group.h" /* mcg_reclaim_state_current */
 #include "slab/slab.h"
 
 enum { MCG_FREE_UNCHECKED = 16, MCG_FREE_MISALIGNED = 17 };
@@ -22,9 +26,11 @@ enum { MCG_FREE_UNCHECKED = 16, MCG_FREE_MISALIGNED = 17 };
 static mcg_always_inline void *mcg_cache_alloc_fast(struct mcg_cache *c)
 {
 	if (likely(mcg_percpu_use_rseq())) {
-		void *obj = mcg_rseq_stack_pop(c->pcpu);
-		if (likely(obj))
-			return obj;
+		uintptr_t slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu);
+		if (likely(slot) && likely(!(slot & MCG_SLOT_CHARGED)))
+			return (void *)slot;
+		if (slot)
+			return mcg_cache_alloc_uncharge(c, slot);
 		return mcg_cache_alloc_slow(c);
 	}
 	return mcg_cache_alloc_locked(c);
@@ -52,11 +58,12 @@ static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mc
 		mcg_cache_free_slow(c, obj, s, MCG_FREE_MISALIGNED);
 		return;
 	}
-	if (unlikely(__atomic_load_n(&s->objcgs, __ATOMIC_RELAXED))) {
-		mcg_cache_free_account(c, s, obj, idx);
+	uintptr_t tag = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED) ? MCG_SLOT_CHARGED : 0;
+	if (unlikely(tag) && unlikely(mcg_reclaim_state_current)) {
+		mcg_cache_free_reclaim(c, s, obj, idx);
 		return;
 	}
-	mcg_cache_push(c, s, obj);
+	mcg_cache_push(c, s, (void *)((uintptr_t)obj | tag));
 }
 
 #endif /* MCG_SLAB_CACHE_FAST_H */

@@ -291,8 +291,9 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 	return i;
 }
 
-void mcg_node_put(struct mcg_cache *c, void *const *objs, unsigned n)
+void mcg_node_put(struct mcg_cache *c, void **objs, unsigned n)
 {
+	mcg_objs_uncharge(c, objs, n);
 	for (unsigned i = 0; i < n;)
 		i += slab_free_run(c, mcg_slab_of(objs[i]), objs + i, n - i);
 }

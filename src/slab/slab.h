@@ -41,7 +41,6 @@
 
 #include "base/list.h"
 #include "base/lock.h"
-#include "base/pcpu_acct.h"
 #include "base/pcpu_stack.h"
 #include "memcg/debug.h"
 #include "memcg/slab.h"
@@ -92,11 +91,10 @@ struct mcg_cache {
 	struct mcg_pcpu_stack *pcpu; /* the per-CPU arrays */
 	uint32_t slot_size;
 	uint32_t flags;
-	uint64_t recip;              /* ceil(2^MCG_RECIP_SHIFT / slot_size) */
-	uint8_t debug;               /* poison or red zone: no CPU arrays */
-	uint8_t objcg_kind;          /* enum mcg_objcg_kind of accounted objects */
-	uint16_t charge_units;       /* MCG_OBJCG_UNITs an accounted object charges */
-	struct mcg_acct_charge acct; /* charge_units, as the array sections use it */
+	uint64_t recip;        /* ceil(2^MCG_RECIP_SHIFT / slot_size) */
+	uint8_t debug;         /* poison or red zone: no CPU arrays */
+	uint8_t objcg_kind;    /* enum mcg_objcg_kind of accounted objects */
+	uint16_t charge_units; /* MCG_OBJCG_UNITs an accounted object charges */
 	/* Slow path. */
 	uintptr_t secret; /* freelist encoding key */
 	uint32_t cpu_cap; /* array capacity */
@@ -141,8 +139,9 @@ static inline long mcg_slab_index(const struct mcg_slab *s, const void *p)
  *  Bit i of *@fresh is set if objs[i] was never used (its constructor is due). */
 unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned n,
                        uint64_t *fresh);
-/** Return @n objects to their slabs (any nodes).  Double frees are reported. */
-void mcg_node_put(struct mcg_cache *c, void *const *objs, unsigned n);
+/** Return @n objects to their slabs (any nodes), tagged or not, with their
+ *  charges (mcg_objs_uncharge()).  Double frees are reported. */
+void mcg_node_put(struct mcg_cache *c, void **objs, unsigned n);
 /** Release the node's empty slabs beyond @keep (at most @max); return bytes. */
 size_t mcg_node_release_empty(struct mcg_cache *c, unsigned node, size_t keep, size_t max);
 /** Run the constructor on the fresh objects of a batch. */
@@ -159,15 +158,25 @@ void mcg_debug_free(struct mcg_cache *c, void *obj);
 
 /* ---- account.c: accounted objects ---- */
 struct mcg_objcg;
-/** Free an object of a slab that has an objcg vector: uncharge it if accounted. */
-void mcg_cache_free_account(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx);
+/**
+ * Bit 0 of a CPU array slot: the object's slab has an objcg vector, so the
+ * object may still be charged (slab/account.h).  Untagged objects never are.
+ */
+#define MCG_SLOT_CHARGED ((uintptr_t)1)
+/** The rest of a plain allocation that popped a tagged @slot: its charge goes. */
+void *mcg_cache_alloc_uncharge(struct mcg_cache *c, uintptr_t slot);
+/** Free object @idx of @s (it has a vector) inside a shrinker: uncharge it now. */
+void mcg_cache_free_reclaim(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx);
+/** Strip the tags of @objs[0, @n) and give back the charges of those charged
+ *  (they are going back to their slabs: mcg_node_put()). */
+void mcg_objs_uncharge(struct mcg_cache *c, void **objs, unsigned n);
 /** Free slab @s's objcg vector (the slab is being released). */
 void mcg_slab_free_objcgs(struct mcg_slab *s);
-/** Return the charge units @c's CPU arrays hold (stop, fence, take). */
+/** Give back the charges of the objects @c's CPU arrays hold (stop, fence, untag). */
 void mcg_cache_drain_units(struct mcg_cache *c);
 /** mcg_cache_drain_units() on every cache (group/objcg.c calls it in drains). */
 void mcg_slab_drain_units(void);
-/** Visit every (objcg key, units) a CPU array holds (group/objcg.c's stats). */
+/** Visit (objcg key, units) for the charged objects in the CPU arrays (group/objcg.c's stats). */
 void mcg_slab_scan_units(void (*visit)(uint64_t key, uint64_t units, void *arg), void *arg);
 
 /* ---- cache.c ---- */

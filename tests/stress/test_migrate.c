@@ -14,8 +14,8 @@
  * to 0 just before it is freed.  An object handed to two owners at once
  * fails the CAS.  The rest of the object carries a pattern of (address,
  * owner) checked before free: writes did not collide.  Half the cache's
- * objects are accounted to one of two groups (base/pcpu_acct.h: the object
- * and its charge move in one section).  At the end every count is exact: no
+ * objects are accounted to one of two groups (slab/account.h: freed, they
+ * stay charged in the CPU arrays until popped or flushed).  At the end every count is exact: no
  * live object, both groups' memory.current 0, shrink returns every slab,
  * the page allocator and the large mappings back where they started.
  *

@@ -101,8 +101,8 @@ static void test_cache_account(void)
 	teardown();
 }
 
-/* Destroying a cache returns the charge its CPU arrays held (rseq mode):
- * nothing is left charged, no objcg is kept alive. */
+/* Destroying a cache returns the charge of the freed objects its CPU
+ * arrays held: nothing is left charged, no objcg is kept alive. */
 static void test_destroy_returns_array_units(void)
 {
 	setup();
@@ -112,10 +112,10 @@ static void test_destroy_returns_array_units(void)
 	for (int i = 0; i < 100; i++) {
 		void *o = mcg_cache_alloc(k);
 		REQUIRE(o);
-		mcg_cache_free(k, o); /* the second and later take the one-section path */
+		mcg_cache_free(k, o); /* the second and later reuse the charged object */
 	}
 	mcg_group_leave(prev);
-	CHECK(current_bytes(c) > 0); /* a page charged, its units parked */
+	CHECK(current_bytes(c) > 0); /* a page charged, a freed object holds some */
 	CHECK_EQ(mcg_cache_destroy(k), 0);
 	mcg_group_drain_stocks();
 	CHECK_EQ(current_bytes(c), 0);
@@ -124,49 +124,66 @@ static void test_destroy_returns_array_units(void)
 }
 
 /*
- * A CPU array holds units for one objcg.  When that objcg stops using the
- * array (its tenant went quiet), the objcg that does use it must take it
- * over after a few misses: the array once kept the quiet objcg's units for
- * good and sent every free of every other objcg to the slow path.
+ * A charge travels with its object through the CPU array (slab/account.h):
+ * a freed accounted object stays charged (not in use: memory.stat's slab
+ * does not count it) until the object leaves the array.  Popped for the
+ * same objcg, nothing moves; for another, the charge moves to it; for an
+ * unaccounted allocation, it goes back.  One CPU, so the array is LIFO.
  */
-static void test_array_follows_active_objcg(void)
+static void test_charge_travels_with_object(void)
 {
-	setup();
 	cpu_set_t old, one;
 	REQUIRE(sched_getaffinity(0, sizeof(old), &old) == 0);
 	CPU_ZERO(&one);
 	CPU_SET(sched_getcpu(), &one);
 	REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
-	unsigned cpu = (unsigned)sched_getcpu();
-	mcg_cache_t *k = mcg_cache_create("acct-follow", 64, 0, 0, NULL);
+	mcg_group_t *a = NULL, *b = NULL, *owner = NULL;
+	REQUIRE(mcg_group_create(NULL, "travel-a", &a) == 0);
+	REQUIRE(mcg_group_create(NULL, "travel-b", &b) == 0);
+	mcg_cache_t *k = mcg_cache_create("acct-travel", 64, 0, 0, NULL);
 	REQUIRE(k);
-	struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(k->pcpu, cpu);
-	uint64_t key_p = (uint64_t)(uintptr_t)mcg_objcg_of(p, k->objcg_kind);
-	uint64_t key_c = (uint64_t)(uintptr_t)mcg_objcg_of(c, k->objcg_kind);
-	void *o[64];
-	for (int round = 0; round < 4; round++) { /* p's units settle in the array */
-		for (int i = 0; i < 64; i++)
-			REQUIRE(o[i] = mcg_cache_alloc_account(k, p));
-		for (int i = 0; i < 64; i++)
-			mcg_cache_free(k, o[i]);
-	}
-	bool rseq = st->acct == key_p && st->units > 0; /* the arrays hold units */
-	for (int round = 0; round < 4; round++) {       /* p is quiet now; c works */
-		for (int i = 0; i < 64; i++)
-			REQUIRE(o[i] = mcg_cache_alloc_account(k, c));
-		for (int i = 0; i < 64; i++)
-			mcg_cache_free(k, o[i]);
-	}
-	if (rseq)
-		CHECK_EQ(st->acct, key_c);
-	else
-		fprintf(stderr, "  (no units in the CPU arrays: locked mode)\n");
-	CHECK_EQ(mcg_cache_destroy(k), 0);
+	void *o = mcg_cache_alloc_account(k, a);
+	REQUIRE(o);
+	mcg_cache_free(k, o);
+	CHECK(current_bytes(a) > 0);                     /* still charged, */
+	CHECK_EQ(read_key(a, "memory.stat", "slab"), 0); /* not in use */
+	void *o2 = mcg_cache_alloc_account(k, a);        /* the same object, its charge kept */
+	CHECK(o2 == o);
+	CHECK_EQ(read_key(a, "memory.stat", "slab"), 72);
+	mcg_cache_free(k, o2);
+	void *o3 = mcg_cache_alloc_account(k, b); /* the charge moves to b */
+	CHECK(o3 == o);
+	CHECK_EQ(mcg_obj_group(o3, &owner), 0);
+	CHECK(owner == b);
+	mcg_group_put(owner);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(a), 0);
+	CHECK_EQ(read_key(b, "memory.stat", "slab"), 72);
+	mcg_cache_free(k, o3);
+	void *o4 = mcg_cache_alloc(k); /* unaccounted: the charge goes back */
+	CHECK(o4 == o);
+	CHECK_EQ(mcg_obj_group(o4, &owner), -ENOENT);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(b), 0);
+	mcg_cache_free(k, o4);
+	/* freed and drained: the drain gives the charge back, the object stays */
+	void *o5 = mcg_cache_alloc_account(k, a);
+	REQUIRE(o5);
+	mcg_cache_free(k, o5);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(a), 0);
+	CHECK(mcg_cache_alloc_account(k, b) == o5); /* charged to b from nothing */
+	CHECK_EQ(read_key(b, "memory.stat", "slab"), 72);
+	mcg_cache_free(k, o5);
+	CHECK_EQ(mcg_cache_destroy(k), 0); /* the flush gives the charge back */
 	REQUIRE(sched_setaffinity(0, sizeof(old), &old) == 0);
 	mcg_group_drain_stocks();
-	CHECK_EQ(current_bytes(c), 0);
-	CHECK_EQ(current_bytes(p), 0);
-	teardown();
+	CHECK_EQ(current_bytes(b), 0);
+	CHECK_EQ(mcg_group_remove(a), 0);
+	CHECK_EQ(mcg_group_remove(b), 0);
+	mcg_group_put(a);
+	mcg_group_put(b);
+	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
 }
 
 /*
@@ -199,7 +216,7 @@ static void test_stock_holds_many_objcgs(void)
 	int stocked = 0;
 	for (int i = 0; i < NG; i++)
 		stocked += mcg_objcg_stocked_here(mcg_objcg_of(g[i], k->objcg_kind)) > 0;
-	CHECK(stocked >= NG - 1); /* one may have moved its units to the CPU array */
+	CHECK(stocked >= NG - 1);
 	for (int i = 0; i < NG; i++) {
 		mcg_cache_free(k, o[i]);
 		mcg_group_drain_stocks();
@@ -406,7 +423,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	RUN(test_cache_account);
 	RUN(test_destroy_returns_array_units);
-	RUN(test_array_follows_active_objcg);
+	RUN(test_charge_travels_with_object);
 	RUN(test_stock_holds_many_objcgs);
 	RUN(test_reclaimable_and_explicit);
 	RUN(test_kmalloc_account);
