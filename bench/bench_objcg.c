@@ -846,8 +846,8 @@ static int case_tenants(struct ctx *x)
 		}
 	}
 	if (!x->o.json)
-		printf("no target: a CPU's byte stock has a word for each of 56 objcgs; a CPU "
-		       "array's units follow the objcg that uses it\n");
+		printf("no target: a CPU's byte stock has a word for each of 56 objcgs; a freed "
+		       "object's charge moves to the next objcg that pops it\n");
 	mat_free(&m);
 	return 0;
 }
