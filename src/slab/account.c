@@ -51,22 +51,6 @@ static inline struct mcg_objcg **entry_of(struct mcg_slab *s, void *obj)
 	return &v[mcg_slab_index(s, obj)];
 }
 
-/* Take the objcg @obj is charged to out of its entry (NULL: none); @slot
- * is its array slot, tagged if its slab has a vector. */
-static struct mcg_objcg *charge_take(uintptr_t slot, void **objp, struct mcg_slab **sp)
-{
-	void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
-	struct mcg_slab *s = slab_of_own(obj);
-	*objp = obj;
-	*sp = s;
-	if (!(slot & MCG_SLOT_CHARGED))
-		return NULL;
-	struct mcg_objcg **e = entry_of(s, obj);
-	struct mcg_objcg *x = *e;
-	*e = NULL;
-	return x;
-}
-
 /* ------------------------------------------------------------ free */
 
 void mcg_cache_free_reclaim(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx)
@@ -144,13 +128,16 @@ static struct mcg_objcg **slab_objcgs(struct mcg_slab *s)
 	return v;
 }
 
+/* @slot is tagged: its slab has a vector. */
 void *mcg_cache_alloc_uncharge(struct mcg_cache *c, uintptr_t slot)
 {
-	void *obj;
-	struct mcg_slab *s;
-	struct mcg_objcg *x = charge_take(slot, &obj, &s);
-	if (x)
+	void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
+	struct mcg_objcg **e = entry_of(slab_of_own(obj), obj);
+	struct mcg_objcg *x = *e;
+	if (x) {
+		*e = NULL;
 		mcg_objcg_give(x, c->charge_units);
+	}
 	return obj;
 }
 
@@ -160,16 +147,6 @@ static uintptr_t slot_alloc(struct mcg_cache *c)
 	void *slot =
 	        mcg_percpu_use_rseq() ? mcg_rseq_stack_pop(c->pcpu) : mcg_locked_stack_pop(c->pcpu);
 	return (uintptr_t)(slot ? slot : mcg_cache_alloc_slow(c)); /* fresh: untagged */
-}
-
-/* Put array slot @slot back as it was (its charge, if any, stays with it). */
-static void slot_free(struct mcg_cache *c, uintptr_t slot)
-{
-	void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
-	struct mcg_slab *s = slab_of_own(obj);
-	if (!(slot & MCG_SLOT_CHARGED) && __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE))
-		slot |= MCG_SLOT_CHARGED; /* a vector came meanwhile: keep the tag rule */
-	mcg_cache_push(c, s, (void *)slot);
 }
 
 void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, uintptr_t slot)
@@ -185,7 +162,7 @@ void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, uintp
 		e = entry_of(s, obj);
 		prev = *e;
 		if (prev == x)
-			return obj; /* already x's (locked mode, or a race with the fast path) */
+			return obj; /* already x's (locked mode: its fast path is here) */
 	}
 	/* x's charge first (the byte stock's fast path, else pages for it). */
 	if (mcg_objcg_consume(x, c->charge_units) != MCG_PCPU_OK &&
@@ -204,7 +181,7 @@ void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, uintp
 		mcg_objcg_give(prev, c->charge_units);
 	return obj;
 fail:
-	slot_free(c, slot);
+	mcg_cache_free_fast(c, s, obj); /* back as it was: charged or not, tagged as ever */
 	errno = ENOMEM;
 	return NULL;
 }
@@ -227,28 +204,6 @@ static bool arrays_hold_charged(struct mcg_cache *c)
 		mcg_unlock(&st->lock);
 	}
 	return any;
-}
-
-/* Stop every CPU array of @c (their locks held, one fence); start them again. */
-static void arrays_stop(struct mcg_cache *c)
-{
-	unsigned ncpu = mcg_os_nr_cpus();
-	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
-		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
-		mcg_lock(&st->lock);
-		mcg_pcpu_stack_stop(st);
-	}
-	mcg_percpu_fence();
-}
-
-static void arrays_start(struct mcg_cache *c)
-{
-	unsigned ncpu = mcg_os_nr_cpus();
-	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
-		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
-		mcg_pcpu_stack_start(st, c->cpu_cap);
-		mcg_unlock(&st->lock);
-	}
 }
 
 /* Units per objcg, gathered while the arrays are stopped (no allocation
@@ -301,16 +256,18 @@ static bool arrays_gather(struct mcg_cache *c, struct runs *r, bool take)
 	return true;
 }
 
-void mcg_cache_drain_units(struct mcg_cache *c)
+/* Give back the charges of the freed objects @c's CPU arrays hold (stop,
+ * fence, clear their entries; the objects stay). */
+static void cache_drain_charges(struct mcg_cache *c)
 {
 	if (c->debug || !arrays_hold_charged(c))
 		return;
 	bool done;
 	do { /* the units go back with no lock held */
 		struct runs r = {0};
-		arrays_stop(c);
+		mcg_cache_arrays_stop(c, NULL);
 		done = arrays_gather(c, &r, true);
-		arrays_start(c);
+		mcg_cache_arrays_start(c, NULL);
 		for (unsigned i = 0; i < r.n; i++)
 			mcg_objcg_units_return(r.x[i], r.units[i]);
 	} while (!done);
@@ -324,9 +281,10 @@ void mcg_slab_scan_units(mcg_objcg_units_fn visit, void *arg)
 		if (c->debug || !arrays_hold_charged(c))
 			continue;
 		struct runs r = {0};
-		arrays_stop(c);              /* entries are read safely only while stopped */
+		/* entries are read safely only while the arrays are stopped */
+		mcg_cache_arrays_stop(c, NULL);
 		arrays_gather(c, &r, false); /* beyond RUNS_MAX objcgs: a figure off */
-		arrays_start(c);
+		mcg_cache_arrays_start(c, NULL);
 		for (unsigned i = 0; i < r.n; i++)
 			visit(mcg_objcg_key(r.x[i]), r.units[i], arg);
 	}
@@ -337,7 +295,7 @@ void mcg_slab_drain_units(void)
 {
 	mcg_lock(&mcg_cache_list_lock);
 	mcg_list_for_each (pos, &mcg_cache_list)
-		mcg_cache_drain_units(mcg_list_entry(pos, struct mcg_cache, link));
+		cache_drain_charges(mcg_list_entry(pos, struct mcg_cache, link));
 	mcg_unlock(&mcg_cache_list_lock);
 }
 

@@ -27,9 +27,7 @@ static void array_give_back(struct mcg_cache *c, struct mcg_pcpu_stack *st, uint
 	MCG_WRITE_ONCE(st->cur, st->cur - k); /* read racily by stats and reap */
 }
 
-/* Stop the arrays of @c marked in @which (all when NULL), fence, give back
- * @fifth ? a fifth : all of each, start them again. */
-static void drain_arrays(struct mcg_cache *c, const uint8_t *which, bool fifth)
+void mcg_cache_arrays_stop(struct mcg_cache *c, const uint8_t *which)
 {
 	unsigned ncpu = mcg_os_nr_cpus();
 	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
@@ -40,15 +38,34 @@ static void drain_arrays(struct mcg_cache *c, const uint8_t *which, bool fifth)
 		mcg_pcpu_stack_stop(st);
 	}
 	mcg_percpu_fence();
+}
+
+void mcg_cache_arrays_start(struct mcg_cache *c, const uint8_t *which)
+{
+	unsigned ncpu = mcg_os_nr_cpus();
+	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
+		if (which && !which[cpu])
+			continue;
+		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
+		mcg_pcpu_stack_start(st, c->cpu_cap);
+		mcg_unlock(&st->lock);
+	}
+}
+
+/* Stop the arrays of @c marked in @which (all when NULL), give back
+ * @fifth ? a fifth : all of each, start them again. */
+static void drain_arrays(struct mcg_cache *c, const uint8_t *which, bool fifth)
+{
+	unsigned ncpu = mcg_os_nr_cpus();
+	mcg_cache_arrays_stop(c, which);
 	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
 		if (which && !which[cpu])
 			continue;
 		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
 		uint32_t cur = st->cur;
 		array_give_back(c, st, fifth ? (cur + 4) / 5 : cur);
-		mcg_pcpu_stack_start(st, c->cpu_cap);
-		mcg_unlock(&st->lock);
 	}
+	mcg_cache_arrays_start(c, which);
 }
 
 void mcg_cache_drain_all(struct mcg_cache *c)

@@ -150,6 +150,10 @@ void mcg_construct_fresh(struct mcg_cache *c, void **objs, unsigned n, uint64_t 
 /* ---- drain.c: remote draining of CPU arrays ---- */
 /** Flush every CPU array of @c to the slabs. */
 void mcg_cache_drain_all(struct mcg_cache *c);
+/** Lock and stop @c's CPU arrays marked in @which (all when NULL), then one
+ *  fence: they are the caller's until mcg_cache_arrays_start(c, @which). */
+void mcg_cache_arrays_stop(struct mcg_cache *c, const uint8_t *which);
+void mcg_cache_arrays_start(struct mcg_cache *c, const uint8_t *which);
 
 /* ---- debug.c: reports and debug-cache checks ---- */
 void mcg_report(mcg_report_kind_t kind, const struct mcg_cache *c, const void *addr);
@@ -172,9 +176,8 @@ void mcg_cache_free_reclaim(struct mcg_cache *c, struct mcg_slab *s, void *obj, 
 void mcg_objs_uncharge(struct mcg_cache *c, void **objs, unsigned n);
 /** Free slab @s's objcg vector (the slab is being released). */
 void mcg_slab_free_objcgs(struct mcg_slab *s);
-/** Give back the charges of the objects @c's CPU arrays hold (stop, fence, untag). */
-void mcg_cache_drain_units(struct mcg_cache *c);
-/** mcg_cache_drain_units() on every cache (group/objcg.c calls it in drains). */
+/** Give back the charges of the freed objects every cache's CPU arrays hold
+ *  (group/objcg.c calls it in drains). */
 void mcg_slab_drain_units(void);
 /** Visit (objcg key, units) for the charged objects in the CPU arrays (group/objcg.c's stats). */
 void mcg_slab_scan_units(void (*visit)(uint64_t key, uint64_t units, void *arg), void *arg);

@@ -103,7 +103,7 @@ static void test_cache_account(void)
 
 /* Destroying a cache returns the charge of the freed objects its CPU
  * arrays held: nothing is left charged, no objcg is kept alive. */
-static void test_destroy_returns_array_units(void)
+static void test_destroy_returns_array_charges(void)
 {
 	setup();
 	mcg_cache_t *k = mcg_cache_create("acct-destroy", 48, 0, MCG_CACHE_ACCOUNT, NULL);
@@ -422,7 +422,7 @@ int main(int argc, char **argv)
 {
 	(void)argc;
 	RUN(test_cache_account);
-	RUN(test_destroy_returns_array_units);
+	RUN(test_destroy_returns_array_charges);
 	RUN(test_charge_travels_with_object);
 	RUN(test_stock_holds_many_objcgs);
 	RUN(test_reclaimable_and_explicit);
