@@ -343,6 +343,7 @@ static inline int mcg_pcpu_word_exchange(struct mcg_pcpu_word *base, unsigned i,
 /**
  * mcg_pcpu_word_consume_at - take @n from this CPU's word @i (< MCG_PCPU_WORDS)
  * if it is keyed @key (nonzero) and holds that many.  _OK or _FAIL.
+ * Requires @n <= MCG_PCPU_WORD_COUNT_MAX (a larger one would wrap in the shift).
  */
 static mcg_always_inline int mcg_pcpu_word_consume_at(struct mcg_pcpu_word *base, unsigned i,
                                                       uint64_t key, uint64_t n)

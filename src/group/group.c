@@ -50,7 +50,7 @@ static void group_init_once(void)
 	mcg_list_init(&r->pop_children);
 	mcg_list_init(&r->pop_sibling);
 	mcg_stock_init();
-	mcg_objcg_stocks_init();
+	mcg_objcg_init();
 	if (mcg_objcg_create_all(r))
 		mcg_die("no memory for the root group's objcgs");
 	__atomic_store_n(&group_ready, 1, __ATOMIC_RELEASE);

@@ -33,6 +33,38 @@
 mcg_hidden struct mcg_pcpu_word *mcg_objcg_stocks;
 static unsigned nr_cpus;
 
+/* ------------------------------------------------------------ ids */
+
+/*
+ * The id table: a reservation of MCG_OBJCG_IDS pointers, so a lookup is
+ * one load.  Ids are handed out from 1 up; a freed id goes on a free list
+ * threaded through the table (its entry holds the next free id, shifted
+ * and tagged with bit 0: never read as an objcg, as no entry names a
+ * freed id).  Tree lock held for both.
+ */
+mcg_hidden struct mcg_objcg **mcg_objcg_table;
+static mcg_objcg_id_t ids_next = 1, ids_free;
+
+static mcg_objcg_id_t id_alloc_locked(struct mcg_objcg *x)
+{
+	mcg_objcg_id_t id = ids_free;
+	if (id)
+		ids_free = (mcg_objcg_id_t)((uintptr_t)mcg_objcg_table[id] >> 1);
+	else if (ids_next < MCG_OBJCG_IDS)
+		id = ids_next++;
+	else
+		return 0;
+	__atomic_store_n(&mcg_objcg_table[id], x, __ATOMIC_RELEASE);
+	return id;
+}
+
+static void id_free_locked(mcg_objcg_id_t id)
+{
+	__atomic_store_n(&mcg_objcg_table[id], (struct mcg_objcg *)(((uintptr_t)ids_free << 1) | 1),
+	                 __ATOMIC_RELAXED);
+	ids_free = id;
+}
+
 /* ------------------------------------------------------------ references */
 
 static void objcg_get(struct mcg_objcg *x) { __atomic_fetch_add(&x->refcnt, 1, __ATOMIC_RELAXED); }
@@ -46,6 +78,7 @@ static void objcg_put(struct mcg_objcg *x)
 	MCG_BUG_ON(x->charged || x->leftover);
 	mcg_lock(&mcg_group_tree_lock);
 	mcg_list_del(&x->link);
+	id_free_locked(x->id);
 	mcg_unlock(&mcg_group_tree_lock);
 	mcg_free(x);
 }
@@ -302,8 +335,11 @@ uint64_t mcg_objcg_stocked_here(const struct mcg_objcg *x)
 	return mcg_pcpu_word_key(v) == mcg_objcg_key(x) ? mcg_pcpu_word_count(v) : 0;
 }
 
-void mcg_objcg_stocks_init(void)
+void mcg_objcg_init(void)
 {
+	mcg_objcg_table = mcg_os_map(MCG_OBJCG_IDS * sizeof(*mcg_objcg_table), 4096);
+	if (!mcg_objcg_table)
+		mcg_die("no memory for the objcg ids");
 	nr_cpus = mcg_os_nr_cpus();
 	size_t bytes =
 	        MCG_ALIGN_UP(((size_t)nr_cpus * MCG_OBJCG_STOCK_BANKS) << MCG_PCPU_SHIFT, 4096);
@@ -326,28 +362,50 @@ static void stock_slot_assign(struct mcg_objcg *x)
 
 /* ------------------------------------------------------------ life */
 
+/* Give @g's new objcgs their ids, all or none (tree lock held).  0 or -ENOMEM. */
+static int ids_assign_locked(mcg_group_t *g)
+{
+	for (int k = 0; k < MCG_NR_OBJCG_KINDS; k++) {
+		g->objcg[k]->id = id_alloc_locked(g->objcg[k]);
+		if (!g->objcg[k]->id) {
+			while (k-- > 0)
+				id_free_locked(g->objcg[k]->id);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 int mcg_objcg_create_all(mcg_group_t *g)
 {
 	mcg_list_init(&g->objcgs);
-	for (int k = 0; k < MCG_NR_OBJCG_KINDS; k++) {
+	int k, err = 0;
+	for (k = 0; k < MCG_NR_OBJCG_KINDS; k++) {
 		struct mcg_objcg *x = NULL;
 		if (!g->parent || !mcg_fault_should_fail()) /* the root cannot fail */
 			x = mcg_aligned_alloc(MCG_CACHELINE, sizeof(*x));
-		if (!x) {
-			while (k-- > 0)
-				mcg_free(g->objcg[k]);
-			mcg_list_init(&g->objcgs);
-			return -ENOMEM;
-		}
+		if (!x)
+			break;
 		memset(x, 0, sizeof(*x));
 		mcg_spin_init(&x->lock, MCG_RANK_OBJCG);
 		x->kind = (uint32_t)k;
 		x->group = g;
 		x->refcnt = 1; /* g's pointer */
 		stock_slot_assign(x);
-		mcg_list_add_tail(&x->link, &g->objcgs);
 		g->objcg[k] = x;
 	}
+	if (k == MCG_NR_OBJCG_KINDS) {
+		mcg_lock(&mcg_group_tree_lock);
+		err = ids_assign_locked(g);
+		mcg_unlock(&mcg_group_tree_lock);
+	}
+	if (k < MCG_NR_OBJCG_KINDS || err) {
+		while (k-- > 0)
+			mcg_free(g->objcg[k]);
+		return -ENOMEM;
+	}
+	for (k = 0; k < MCG_NR_OBJCG_KINDS; k++)
+		mcg_list_add_tail(&g->objcg[k]->link, &g->objcgs);
 	return 0;
 }
 

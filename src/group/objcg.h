@@ -51,10 +51,10 @@
 #include "base/pcpu_word.h"
 #include "memcg/group.h"
 
-/** Bytes per charge unit: slot sizes are multiples of it. */
-#define MCG_OBJCG_UNIT 8u
+/** Bytes per charge unit: slot sizes are multiples of it, and an objcg id is one. */
+#define MCG_OBJCG_UNIT 4u
 #define MCG_OBJCG_UNITS_PER_PAGE (MCG_GROUP_PAGE_SIZE / MCG_OBJCG_UNIT)
-/** Units one stock word holds at most (4 pages). */
+/** Units one stock word holds at most (4 pages; a word counts to 0xffff). */
 #define MCG_OBJCG_STOCK_UNITS (4 * MCG_OBJCG_UNITS_PER_PAGE)
 /** Banks of stock words per CPU, and the slots (words) they make. */
 #define MCG_OBJCG_STOCK_BANKS 8
@@ -68,9 +68,22 @@ enum mcg_objcg_kind {
 	MCG_NR_OBJCG_KINDS
 };
 
+/**
+ * An objcg's id: what a slab's vector records for an accounted object (4
+ * bytes, half a pointer: freeing a batch of objects reads half the lines).
+ * 0 names no objcg; ids are reused once their objcg is freed, which cannot
+ * happen while any entry names it (an entry names a charged object, and
+ * the charge holds the objcg).
+ */
+typedef uint32_t mcg_objcg_id_t;
+_Static_assert(sizeof(mcg_objcg_id_t) == MCG_OBJCG_UNIT, "a vector entry is one unit");
+/** How many objcgs may exist at once (3 per group: over a million groups). */
+#define MCG_OBJCG_IDS (1u << 22)
+
 struct mcg_objcg {
 	mcg_spin_t lock;
 	uint32_t kind;           /* enum mcg_objcg_kind */
+	mcg_objcg_id_t id;       /* set once (its slot in mcg_objcg_table) */
 	struct mcg_group *group; /* where charges go; moves up on removal (lock) */
 	long refcnt;             /* atomic */
 	long charged;            /* pages charged to group's counters (lock) */
@@ -79,6 +92,15 @@ struct mcg_objcg {
 	struct mcg_pcpu_word *stock_bank; /* the bank of its stock slot (set once) */
 	uint32_t stock_word;              /* its word in that bank */
 };
+
+/** Id -> objcg (objcg.c): MCG_OBJCG_IDS entries reserved, touched as used. */
+extern mcg_hidden struct mcg_objcg **mcg_objcg_table;
+
+/** mcg_objcg_from_id - the objcg @id names (0: NULL).  Valid while a charge holds it. */
+static inline struct mcg_objcg *mcg_objcg_from_id(mcg_objcg_id_t id)
+{
+	return __atomic_load_n(&mcg_objcg_table[id], __ATOMIC_RELAXED);
+}
 
 /** The per-CPU byte stocks (objcg.c), keyed by objcg address: the first bank. */
 extern mcg_hidden struct mcg_pcpu_word *mcg_objcg_stocks;
@@ -92,6 +114,8 @@ static inline uint64_t mcg_objcg_key(const struct mcg_objcg *x) { return (uint64
  */
 static mcg_always_inline int mcg_objcg_consume(struct mcg_objcg *x, uint64_t units)
 {
+	if (unlikely(units > MCG_OBJCG_STOCK_UNITS)) /* more than a word ever holds */
+		return MCG_PCPU_FAIL;
 	return mcg_pcpu_word_consume_at(x->stock_bank, x->stock_word, mcg_objcg_key(x), units);
 }
 
@@ -102,6 +126,8 @@ static mcg_always_inline int mcg_objcg_consume(struct mcg_objcg *x, uint64_t uni
  */
 static mcg_always_inline int mcg_objcg_refill(struct mcg_objcg *x, uint64_t units)
 {
+	if (unlikely(units > MCG_OBJCG_STOCK_UNITS)) /* the word's limit, and the shift's */
+		return MCG_PCPU_FAIL;
 	return mcg_pcpu_word_refill_at(x->stock_bank, x->stock_word, mcg_objcg_key(x), units,
 	                               MCG_OBJCG_STOCK_UNITS);
 }
@@ -159,8 +185,8 @@ void mcg_objcg_put_all(mcg_group_t *g);
 void mcg_objcg_reparent_locked(mcg_group_t *g);
 /** mcg_objcg_drain_stocks - return every CPU's stocked units (exact at rest). */
 void mcg_objcg_drain_stocks(void);
-/** mcg_objcg_stocks_init - allocate the per-CPU byte stocks (mcg_group_init()). */
-void mcg_objcg_stocks_init(void);
+/** mcg_objcg_init - reserve the id table, allocate the per-CPU byte stocks (mcg_group_init()). */
+void mcg_objcg_init(void);
 
 /** What mcg_objcg_stat() reports for a subtree, in bytes. */
 struct mcg_objcg_stat {

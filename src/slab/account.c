@@ -6,10 +6,10 @@
  *
  * An accounted object charges its slot and its vector entry
  * (c->charge_units units of MCG_OBJCG_UNIT bytes) to an objcg (group/objcg.h)
- * and records the objcg in entry i of its slab's vector, one pointer per
- * object (8 bytes: the kernel's obj_exts), allocated on the slab's first
+ * and records the objcg's id in entry i of its slab's vector, 4 bytes per
+ * object (the kernel's obj_exts holds 8-byte pointers), allocated on the slab's first
  * accounted object and freed with the slab.  Unaccounted objects leave
- * their entry NULL.
+ * their entry 0.
  *
  * The charge travels with the object through the CPU arrays (account.h):
  * a free pushes the object tagged and still charged, reading nothing but
@@ -17,8 +17,9 @@
  * object already charged to its objcg moves no charge.  The charge leaves
  * when the object leaves the arrays: popped by an unaccounted allocation
  * (mcg_cache_alloc_uncharge()), by another objcg's (the slow path below), or
- * flushed, drained or reaped back to its slab (mcg_objs_uncharge(), from
- * mcg_node_put(): a batch at a time, one give per run of one objcg).  Frees
+ * flushed, drained or reaped back to its slab (mcg_node_put(), slab.c:
+ * the entry is read and cleared in the loop that frees the object, next to
+ * its bit; one give per objcg per batch, mcg_freed_charges_give()).  Frees
  * inside a shrinker uncharge at once: reclaim must see its progress.  So a
  * CPU array holds at most its capacity of freed objects still charged - the
  * kernel's per-CPU stock bound in another form - and drains
@@ -45,9 +46,9 @@ static inline struct mcg_slab *slab_of_own(void *obj)
 }
 
 /* The vector entry of object @obj of slab @s (which has a vector). */
-static inline struct mcg_objcg **entry_of(struct mcg_slab *s, void *obj)
+static inline mcg_objcg_id_t *entry_of(struct mcg_slab *s, void *obj)
 {
-	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
+	mcg_objcg_id_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
 	return &v[mcg_slab_index(s, obj)];
 }
 
@@ -55,63 +56,27 @@ static inline struct mcg_objcg **entry_of(struct mcg_slab *s, void *obj)
 
 void mcg_cache_free_reclaim(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx)
 {
-	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
-	struct mcg_objcg *x = v[idx];
-	v[idx] = NULL; /* before the object can be handed out again */
+	mcg_objcg_id_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
+	mcg_objcg_id_t id = v[idx];
+	v[idx] = 0; /* before the object can be handed out again */
 	mcg_cache_push(c, s, obj);
-	if (x)
-		mcg_objcg_uncharge(x, c->charge_units); /* to the counters: reclaimed */
+	if (id) /* to the counters: reclaimed */
+		mcg_objcg_uncharge(mcg_objcg_from_id(id), c->charge_units);
 }
 
-/* Give the charges of @n objects back, their entries @e[] (a batch). */
-static void entries_uncharge(struct mcg_cache *c, struct mcg_objcg **const *e, unsigned n)
+void mcg_freed_charges_give(struct mcg_freed_charges *ch)
 {
-	struct mcg_objcg *run = NULL;
-	uint64_t units = 0;
-	for (unsigned i = 0; i < n; i++) {
-		struct mcg_objcg *x = *e[i];
-		if (!x)
-			continue;
-		*e[i] = NULL;
-		if (x != run && run) {
-			mcg_objcg_give(run, units);
-			units = 0;
-		}
-		run = x;
-		units += c->charge_units;
-	}
-	if (run)
-		mcg_objcg_give(run, units);
-}
-
-void mcg_objs_uncharge(struct mcg_cache *c, void **objs, unsigned n)
-{
-	/* Two passes: the entries' addresses first, each prefetched, then
-	 * their loads overlap (long-freed objects' entries are cold). */
-	struct mcg_objcg **e[MCG_BATCH_MAX];
-	unsigned ne = 0;
-	for (unsigned i = 0; i < n; i++) {
-		uintptr_t slot = (uintptr_t)objs[i];
-		if (!(slot & MCG_SLOT_CHARGED))
-			continue;
-		void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
-		objs[i] = obj;
-		e[ne] = entry_of(slab_of_own(obj), obj);
-		__builtin_prefetch(e[ne], 1);
-		if (++ne == MCG_BATCH_MAX) {
-			entries_uncharge(c, e, ne);
-			ne = 0;
-		}
-	}
-	entries_uncharge(c, e, ne);
+	for (unsigned k = 0; k < ch->n; k++)
+		mcg_objcg_give(mcg_objcg_from_id(ch->id[k]), ch->units[k]);
+	ch->n = 0;
 }
 
 /* ------------------------------------------------------------ alloc */
 
 /* @s's vector, allocated on first use; NULL with nothing changed on failure. */
-static struct mcg_objcg **slab_objcgs(struct mcg_slab *s)
+static mcg_objcg_id_t *slab_objcgs(struct mcg_slab *s)
 {
-	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
+	mcg_objcg_id_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
 	if (v)
 		return v;
 	if (mcg_fault_should_fail())
@@ -119,7 +84,7 @@ static struct mcg_objcg **slab_objcgs(struct mcg_slab *s)
 	v = mcg_calloc(s->nobjs, sizeof(*v));
 	if (!v)
 		return NULL;
-	struct mcg_objcg **none = NULL;
+	mcg_objcg_id_t *none = NULL;
 	if (!__atomic_compare_exchange_n(&s->objcgs, &none, v, false, __ATOMIC_ACQ_REL,
 	                                 __ATOMIC_ACQUIRE)) {
 		mcg_free(v); /* another CPU attached one first */
@@ -132,11 +97,11 @@ static struct mcg_objcg **slab_objcgs(struct mcg_slab *s)
 void *mcg_cache_alloc_uncharge(struct mcg_cache *c, uintptr_t slot)
 {
 	void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
-	struct mcg_objcg **e = entry_of(slab_of_own(obj), obj);
-	struct mcg_objcg *x = *e;
-	if (x) {
-		*e = NULL;
-		mcg_objcg_give(x, c->charge_units);
+	mcg_objcg_id_t *e = entry_of(slab_of_own(obj), obj);
+	mcg_objcg_id_t id = *e;
+	if (id) {
+		*e = 0;
+		mcg_objcg_give(mcg_objcg_from_id(id), c->charge_units);
 	}
 	return obj;
 }
@@ -157,11 +122,11 @@ void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, uintp
 	}
 	void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
 	struct mcg_slab *s = slab_of_own(obj);
-	struct mcg_objcg **e = NULL, *prev = NULL;
+	mcg_objcg_id_t *e = NULL, prev = 0;
 	if (slot & MCG_SLOT_CHARGED) {
 		e = entry_of(s, obj);
 		prev = *e;
-		if (prev == x)
+		if (prev == x->id)
 			return obj; /* already x's (locked mode: its fast path is here) */
 	}
 	/* x's charge first (the byte stock's fast path, else pages for it). */
@@ -169,16 +134,16 @@ void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, uintp
 	    mcg_objcg_charge(x, c->charge_units, 0))
 		goto fail;
 	if (!e) {
-		struct mcg_objcg **v = slab_objcgs(s);
+		mcg_objcg_id_t *v = slab_objcgs(s);
 		if (!v) {
 			mcg_objcg_give(x, c->charge_units);
 			goto fail;
 		}
 		e = &v[mcg_slab_index(s, obj)];
 	}
-	*e = x;
+	*e = x->id;
 	if (prev) /* the object's previous charge goes back to its objcg */
-		mcg_objcg_give(prev, c->charge_units);
+		mcg_objcg_give(mcg_objcg_from_id(prev), c->charge_units);
 	return obj;
 fail:
 	mcg_cache_free_fast(c, s, obj); /* back as it was: charged or not, tagged as ever */
@@ -246,11 +211,11 @@ static bool arrays_gather(struct mcg_cache *c, struct runs *r, bool take)
 			if (!(slot & MCG_SLOT_CHARGED))
 				continue;
 			void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
-			struct mcg_objcg **e = entry_of(slab_of_own(obj), obj);
-			if (*e && !runs_add(r, *e, c->charge_units))
+			mcg_objcg_id_t *e = entry_of(slab_of_own(obj), obj);
+			if (*e && !runs_add(r, mcg_objcg_from_id(*e), c->charge_units))
 				return false;
 			if (take)
-				*e = NULL; /* tagged still: a double free is still seen */
+				*e = 0; /* tagged still: a double free is still seen */
 		}
 	}
 	return true;
@@ -301,7 +266,7 @@ void mcg_slab_drain_units(void)
 
 void mcg_slab_free_objcgs(struct mcg_slab *s)
 {
-	struct mcg_objcg **v = s->objcgs;
+	mcg_objcg_id_t *v = s->objcgs;
 	if (!v)
 		return;
 	s->objcgs = NULL;

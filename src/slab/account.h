@@ -13,7 +13,7 @@
  * which charges x through its byte stock (group/objcg.h) and gives the
  * previous objcg's charge back.  A charge leaves its object when the object
  * leaves the CPU arrays: an unaccounted allocation pops it, or it goes back
- * to its slab (mcg_node_put() calls mcg_objs_uncharge()).
+ * to its slab (mcg_node_put() takes it from the entry as it frees the object).
  */
 #ifndef MCG_SLAB_ACCOUNT_H
 #define MCG_SLAB_ACCOUNT_H
@@ -51,8 +51,8 @@ static mcg_always_inline void *mcg_cache_alloc_objcg(struct mcg_cache *c, struct
 	 * its slab has a vector, which lives as long as the slab. */
 	void *obj = (void *)(slot - MCG_SLOT_CHARGED);
 	struct mcg_slab *s = ((struct mcg_slab *)mcg_chunk_slab_desc(obj))->head;
-	struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
-	if (likely(v[((uint64_t)((char *)obj - s->base) * s->recip) >> MCG_RECIP_SHIFT] == x))
+	mcg_objcg_id_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
+	if (likely(v[((uint64_t)((char *)obj - s->base) * s->recip) >> MCG_RECIP_SHIFT] == x->id))
 		return obj;
 	return mcg_cache_alloc_objcg_slow(c, x, slot);
 }

@@ -276,7 +276,8 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	c->debug = debug;
 	c->objcg_kind = (flags & MCG_CACHE_RECLAIMABLE) ? MCG_OBJCG_SLAB_RECLAIMABLE
 	                                                : MCG_OBJCG_SLAB_UNRECLAIMABLE;
-	c->charge_units = (uint16_t)(slot / MCG_OBJCG_UNIT + 1); /* slot + vector entry */
+	/* The slot and its vector entry (exactly: a unit is the entry's size). */
+	c->charge_units = (uint32_t)((slot + sizeof(mcg_objcg_id_t)) / MCG_OBJCG_UNIT);
 	c->secret = cache_secret(c);
 	c->cpu_cap = cap;
 	c->batch = MCG_MAX(1u, MCG_MIN(cap / 2, (uint32_t)MCG_BATCH_MAX));
@@ -385,6 +386,7 @@ mcg_public int mcg_cache_stats(mcg_cache_t *c, mcg_cache_stats_t *st)
 	st->name = c->name;
 	st->object_size = c->object_size;
 	st->slot_size = c->slot_size;
+	st->charge_size = (size_t)c->charge_units * MCG_OBJCG_UNIT;
 	st->objs_per_slab = c->objs_per_slab;
 	st->slab_bytes = (size_t)c->slab_units * MCG_UNIT_SIZE;
 	st->cpu_limit = c->debug ? 0 : c->cpu_cap;

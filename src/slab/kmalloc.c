@@ -126,9 +126,9 @@ struct mcg_objcg *mcg_kmalloc_objcg_of(const void *p)
 {
 	struct mcg_slab *s = mcg_slab_of(p);
 	if (s) {
-		struct mcg_objcg **v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
+		mcg_objcg_id_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
 		long idx = mcg_slab_index(s, p);
-		return v && idx >= 0 ? v[idx] : NULL;
+		return v && idx >= 0 ? mcg_objcg_from_id(v[idx]) : NULL;
 	}
 	struct mcg_chunk *ch = mcg_chunk_of(p);
 	if (ch && ch->kind == MCG_CHUNK_LARGE && p == ch->large_ptr)

@@ -17,9 +17,14 @@
 #define POISON_FREE 0x6b
 
 /* SLUB's hardened freelist: a link is stored xor a secret xor its address. */
+static inline void *freelist_encode(uintptr_t secret, void *v, void **at)
+{
+	return (void *)((uintptr_t)v ^ secret ^ __builtin_bswap64((uintptr_t)at));
+}
+
 static inline void *freelist_code(const struct mcg_cache *c, void *v, void **at)
 {
-	return (void *)((uintptr_t)v ^ c->secret ^ __builtin_bswap64((uintptr_t)at));
+	return freelist_encode(c->secret, v, at);
 }
 
 static inline void **link_of(const struct mcg_cache *c, void *obj)
@@ -245,41 +250,118 @@ static void slab_fix_list(struct mcg_cache *c, struct mcg_slab *s)
 	mcg_unlock(&cn->lock);
 }
 
-/* Free the leading objects of @objs[0, @k) that lie in slab @s (at least the
- * first).  Return: how many were consumed. */
+/*
+ * Take the charge of object @idx of @s, tagged (its slab has vector @v),
+ * into @ch: its entry cleared before the object is back in the slab.  Slab
+ * lock held.  False if @ch has no room for its objcg: nothing done.
+ */
+static bool charge_take(uint32_t *v, long idx, uint32_t units, struct mcg_freed_charges *ch)
+{
+	uint32_t id = v[idx];
+	if (!id)
+		return true; /* uncharged already (drained) */
+	if (!mcg_freed_charges_add(ch, id, units))
+		return false;
+	v[idx] = 0;
+	return true;
+}
+
+/* The charges of a run of the fast loop: the objcg of the last charged
+ * object, its units so far (not yet in the charges), its index there. */
+struct charge_run {
+	uint32_t id, units;
+	unsigned k;
+};
+
+/* Close @r into @ch (no lock needed: @ch is the caller's). */
+static inline void charge_run_close(struct charge_run *r, struct mcg_freed_charges *ch)
+{
+	if (r->id)
+		ch->units[r->k] += r->units;
+	r->id = r->units = 0;
+}
+
+/* Close @r and open one for objcg @id; false if @ch has no room for it. */
+static mcg_noinline bool charge_run_switch(struct charge_run *r, struct mcg_freed_charges *ch,
+                                           uint32_t id)
+{
+	charge_run_close(r, ch);
+	if (!mcg_freed_charges_add(ch, id, 0))
+		return false;
+	for (r->k = 0; ch->id[r->k] != id; r->k++)
+		;
+	r->id = id;
+	return true;
+}
+
+/* Free the leading objects of @objs[0, @k) (tagged or not) that lie in slab
+ * @s (at least the first), their charges into @ch.  Return: how many were
+ * consumed (fewer when @ch filled up). */
 static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *const *objs,
-                              unsigned k)
+                              unsigned k, struct mcg_freed_charges *ch)
 {
 	size_t span = (size_t)s->units << MCG_UNIT_SHIFT;
 	unsigned freed = 0, i = 0;
+	uint32_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE); /* tagged: not NULL */
 	mcg_spin_lock(&s->lock);
 	bool was_full = s->inuse == s->nobjs;
 	if (likely(!c->debug)) {
 		/* slab_free_one() unrolled for the common case: the whole flush
-		 * cost of an object is its bit and its encoded link. */
+		 * cost of an object is its bit, its encoded link, and its entry
+		 * if it is charged.  The cache's fields in locals: the stores
+		 * below could alias them. */
+		const uint64_t recip = c->recip;
+		const uintptr_t secret = c->secret;
+		const size_t link = c->link_offset;
+		const uint32_t units = c->charge_units;
+		char *const base = s->base;
+		uint64_t *const bitmap = s->bitmap;
+		struct charge_run run = {0};
 		void *head = s->freelist;
 		for (; i < k; i++) {
-			char *obj = objs[i];
-			uint64_t off = (uint64_t)(obj - s->base);
+			uintptr_t slot = (uintptr_t)objs[i];
+			char *obj = (char *)(slot & ~MCG_SLOT_CHARGED);
+			uint64_t off = (uint64_t)(obj - base);
 			if (off >= span)
 				break;
-			uint64_t idx = (off * c->recip) >> MCG_RECIP_SHIFT;
-			uint64_t *w = &s->bitmap[idx >> 6], bit = 1ull << (idx & 63);
+			uint64_t idx = (off * recip) >> MCG_RECIP_SHIFT;
+			uint64_t *w = &bitmap[idx >> 6], bit = 1ull << (idx & 63);
 			if (unlikely(!(*w & bit))) {
 				mcg_report(MCG_REPORT_DOUBLE_FREE, c, obj);
 				continue;
 			}
+			if (slot & MCG_SLOT_CHARGED) {
+				uint32_t id = v[idx];
+				if (id) {
+					if (unlikely(id != run.id) &&
+					    !charge_run_switch(&run, ch, id))
+						break;
+					run.units += units;
+					v[idx] = 0;
+				}
+			}
 			*w &= ~bit;
-			void **at = link_of(c, obj);
-			*at = freelist_code(c, head, at);
+			void **at = (void **)(obj + link);
+			*at = freelist_encode(secret, head, at);
 			head = obj;
 			freed++;
 		}
+		charge_run_close(&run, ch);
 		s->freelist = head;
 		s->inuse -= freed;
 	} else {
-		for (; i < k && (uintptr_t)objs[i] - (uintptr_t)s->base < span; i++)
-			freed += slab_free_one(c, s, objs[i]);
+		for (; i < k; i++) {
+			uintptr_t slot = (uintptr_t)objs[i];
+			void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
+			if ((uintptr_t)obj - (uintptr_t)s->base >= span)
+				break;
+			long idx = mcg_slab_index(s, obj); /* -1: slab_free_one() reports it */
+			if ((slot & MCG_SLOT_CHARGED) && idx >= 0 &&
+			    (s->bitmap[idx >> 6] & (1ull << (idx & 63))) &&
+			    !charge_take(v, idx, c->charge_units, ch))
+				break;
+			freed += slab_free_one(c, s, obj);
+		}
 	}
 	bool move = freed && (was_full || s->inuse == 0);
 	if (move)
@@ -293,9 +375,13 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 
 void mcg_node_put(struct mcg_cache *c, void **objs, unsigned n)
 {
-	mcg_objs_uncharge(c, objs, n);
-	for (unsigned i = 0; i < n;)
-		i += slab_free_run(c, mcg_slab_of(objs[i]), objs + i, n - i);
+	struct mcg_freed_charges ch = {0};
+	for (unsigned i = 0; i < n;) {
+		/* The tag (bit 0) does not change which slab holds the object. */
+		i += slab_free_run(c, mcg_slab_of(objs[i]), objs + i, n - i, &ch);
+		if (ch.n == MCG_FREED_CHARGES || i == n)
+			mcg_freed_charges_give(&ch);
+	}
 }
 
 size_t mcg_node_release_empty(struct mcg_cache *c, unsigned node, size_t keep, size_t max)

@@ -72,10 +72,10 @@ struct mcg_slab {
 	uint8_t units;
 	uint32_t pinned; /* list fix-ups pending: not releasable (slab lock) */
 	mcg_spin_t lock; /* zero when the descriptor is fresh: unlocked */
-	/* Accounted objects' objcgs, one per object (slab/account.c), NULL
-	 * until the slab's first accounted object (atomic pointer).  Entry i
-	 * is written by whoever owns object i. */
-	struct mcg_objcg **objcgs;
+	/* Accounted objects' objcgs, one id (mcg_objcg_id_t, 0: none) per
+	 * object (slab/account.c), NULL until the slab's first accounted
+	 * object (atomic pointer).  Entry i is written by whoever owns object i. */
+	uint32_t *objcgs;
 };
 _Static_assert(sizeof(struct mcg_slab) <= MCG_UNIT_META_SIZE, "slab descriptor size");
 
@@ -94,7 +94,7 @@ struct mcg_cache {
 	uint64_t recip;        /* ceil(2^MCG_RECIP_SHIFT / slot_size) */
 	uint8_t debug;         /* poison or red zone: no CPU arrays */
 	uint8_t objcg_kind;    /* enum mcg_objcg_kind of accounted objects */
-	uint16_t charge_units; /* MCG_OBJCG_UNITs an accounted object charges */
+	uint32_t charge_units; /* MCG_OBJCG_UNITs an accounted object charges */
 	/* Slow path. */
 	uintptr_t secret; /* freelist encoding key */
 	uint32_t cpu_cap; /* array capacity */
@@ -139,8 +139,9 @@ static inline long mcg_slab_index(const struct mcg_slab *s, const void *p)
  *  Bit i of *@fresh is set if objs[i] was never used (its constructor is due). */
 unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned n,
                        uint64_t *fresh);
-/** Return @n objects to their slabs (any nodes), tagged or not, with their
- *  charges (mcg_objs_uncharge()).  Double frees are reported. */
+/** Return @n objects to their slabs (any nodes), tagged or not; the charges
+ *  of tagged ones leave with them (struct mcg_freed_charges).  Double frees
+ *  are reported.  @objs is scratch: it may be changed. */
 void mcg_node_put(struct mcg_cache *c, void **objs, unsigned n);
 /** Release the node's empty slabs beyond @keep (at most @max); return bytes. */
 size_t mcg_node_release_empty(struct mcg_cache *c, unsigned node, size_t keep, size_t max);
@@ -171,9 +172,37 @@ struct mcg_objcg;
 void *mcg_cache_alloc_uncharge(struct mcg_cache *c, uintptr_t slot);
 /** Free object @idx of @s (it has a vector) inside a shrinker: uncharge it now. */
 void mcg_cache_free_reclaim(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx);
-/** Strip the tags of @objs[0, @n) and give back the charges of those charged
- *  (they are going back to their slabs: mcg_node_put()). */
-void mcg_objs_uncharge(struct mcg_cache *c, void **objs, unsigned n);
+/**
+ * The charges of objects going back to their slabs (mcg_node_put()): taken
+ * from their vector entries under the slab lock, given back after it, one
+ * give per objcg.  A few objcgs per run of one slab; a run stops early when
+ * one more would not fit.
+ */
+#define MCG_FREED_CHARGES 4
+struct mcg_freed_charges {
+	unsigned n;
+	uint32_t id[MCG_FREED_CHARGES];    /* objcg ids (group/objcg.h) */
+	uint32_t units[MCG_FREED_CHARGES]; /* at most a batch of objects' */
+};
+
+/** Add @units of objcg @id to @ch; false (nothing added) if it has no room. */
+static inline bool mcg_freed_charges_add(struct mcg_freed_charges *ch, uint32_t id, uint32_t units)
+{
+	for (unsigned k = ch->n; k-- > 0;) {
+		if (ch->id[k] == id) {
+			ch->units[k] += units;
+			return true;
+		}
+	}
+	if (ch->n == MCG_FREED_CHARGES)
+		return false;
+	ch->id[ch->n] = id;
+	ch->units[ch->n++] = units;
+	return true;
+}
+
+/** Give the charges in @ch back to their objcgs (no lock held); @ch is emptied. */
+void mcg_freed_charges_give(struct mcg_freed_charges *ch);
 /** Free slab @s's objcg vector (the slab is being released). */
 void mcg_slab_free_objcgs(struct mcg_slab *s);
 /** Give back the charges of the freed objects every cache's CPU arrays hold

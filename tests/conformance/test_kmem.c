@@ -74,6 +74,7 @@
 
 static mcg_cache_t *kacct, *krecl;
 static long slot_acct, slot_recl; /* charge per object: slot + vector entry */
+static long entry;                /* a vector entry: what a kmalloc block charges beyond its size */
 
 static long cur(mcg_group_t *g)
 {
@@ -131,7 +132,7 @@ static int obj_alloc(struct obj *o, mcg_group_t *g, unsigned *seed)
 	default: {
 		size_t sz = sizes[(r >> 8) % NSIZES];
 		o->p = (r >> 16) & 1 ? mcg_malloc_account(sz, g) : mcg_calloc_account(1, sz, g);
-		o->charge = o->p ? (long)mcg_malloc_usable_size(o->p) + 8 : 0;
+		o->charge = o->p ? (long)mcg_malloc_usable_size(o->p) + entry : 0;
 		break;
 	}
 	}
@@ -166,9 +167,10 @@ static void setup_caches(void)
 	}
 	mcg_cache_stats_t st;
 	mcg_cache_stats(kacct, &st);
-	slot_acct = (long)st.slot_size + 8;
+	slot_acct = (long)st.charge_size;
+	entry = (long)(st.charge_size - st.slot_size); /* a kmalloc block's too */
 	mcg_cache_stats(krecl, &st);
-	slot_recl = (long)st.slot_size + 8;
+	slot_recl = (long)st.charge_size;
 }
 
 /* ------------------------------------------------------------ reproducer */

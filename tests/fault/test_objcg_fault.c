@@ -34,6 +34,7 @@
 #include "memcg/slab.h"
 #include "os/os.h"
 #include "page/pages.h"
+#include "group/objcg.h" /* mcg_objcg_id_t: a vector entry, charged with its object */
 #include "slab/slab.h"
 #include "group_file.h"
 #include "test.h"
@@ -182,7 +183,7 @@ static int sequence(void)
 	}
 	mcg_cache_stats_t st;
 	mcg_cache_stats(k, &st);
-	long slot = (long)st.slot_size + 8;
+	long slot = (long)(st.slot_size + sizeof(mcg_objcg_id_t));
 
 	/* fa: cache objects through the current group (new slabs, vectors) */
 	mcg_group_t *prev = mcg_group_enter(fa);
@@ -225,7 +226,7 @@ static int sequence(void)
 			check_nothing_charged(fc, live_c);
 			break;
 		}
-		live_c += (long)mcg_malloc_usable_size(oc[nc]) + 8;
+		live_c += (long)(mcg_malloc_usable_size(oc[nc]) + sizeof(mcg_objcg_id_t));
 	}
 
 	/* fb: over its max the charge fails (or a fault comes first) */
@@ -234,7 +235,7 @@ static int sequence(void)
 		ob[nb] = mcg_malloc_account(4000, fb);
 		if (!ob[nb])
 			break;
-		live_b += 4096 + 8;
+		live_b += (long)(4096 + sizeof(mcg_objcg_id_t));
 	}
 	CHECK(nb < NB);
 	CHECK_EQ(errno, ENOMEM);

@@ -60,6 +60,7 @@
 static mcg_group_t *s;
 static mcg_cache_t *kacct, *krecl;
 static long slot_acct, slot_recl;
+static long entry; /* a vector entry: what a kmalloc block charges beyond its size */
 static void *slots[NSLOTS];
 static long live_bytes; /* charges of the objects in slots[] (atomic) */
 static pthread_rwlock_t pause_lock;
@@ -153,7 +154,7 @@ static void *obj_alloc(mcg_group_t *g, unsigned *seed, uint16_t thread)
 			p = mcg_calloc_account(1, sz, NULL);
 			mcg_group_leave(prev);
 		}
-		charge = p ? (long)mcg_malloc_usable_size(p) + 8 : 0;
+		charge = p ? (long)mcg_malloc_usable_size(p) + entry : 0;
 	}
 	if (!p)
 		return NULL;
@@ -285,9 +286,10 @@ static void test_objcg_mt(void)
 	REQUIRE(kacct && krecl);
 	mcg_cache_stats_t st;
 	mcg_cache_stats(kacct, &st);
-	slot_acct = (long)st.slot_size + 8;
+	slot_acct = (long)st.charge_size;
+	entry = (long)(st.charge_size - st.slot_size); /* a kmalloc block's too */
 	mcg_cache_stats(krecl, &st);
-	slot_recl = (long)st.slot_size + 8;
+	slot_recl = (long)st.charge_size;
 
 	pthread_rwlockattr_t attr;
 	pthread_rwlockattr_init(&attr);
