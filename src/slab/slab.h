@@ -54,29 +54,31 @@ enum mcg_slab_list { MCG_SLAB_EMPTY = 1, MCG_SLAB_PARTIAL, MCG_SLAB_FULL };
 
 /* Descriptor of a slab: one per unit in the chunk header (head: the first). */
 struct mcg_slab {
+	/* Line 0: all a free reads (copies of the cache's fields included). */
 	struct mcg_slab *head; /* first unit's descriptor; NULL: not a slab */
 	struct mcg_cache *cache;
-	char *base; /* object 0 */
-	/* Copies of the cache's, so a free reads one line: */
+	char *base;                  /* object 0 */
 	struct mcg_pcpu_stack *pcpu; /* cache->pcpu */
 	uint64_t recip;              /* cache->recip */
 	uint32_t slot_size;          /* cache->slot_size */
-	void *freelist;              /* encoded links (node lock) */
-	uint64_t *bitmap;            /* one bit per object (node lock) */
-	struct mcg_list link;        /* on a node list (node lock) */
-	uint32_t inuse;              /* objects out of the slab (node lock) */
-	uint32_t carved;             /* objects ever handed out: [0, carved) */
 	uint32_t nobjs;
+	/* Accounted objects' objcgs, one id (mcg_objcg_id_t, 0: none) per
+	 * object (slab/account.c), NULL until the slab's first accounted
+	 * object (atomic pointer).  Entry i is written by whoever owns object i. */
+	uint32_t *objcgs;
+	void *freelist; /* encoded links (node lock) */
+	/* Line 1: the slow paths'. */
+	uint64_t *bitmap;     /* one bit per object (node lock) */
+	struct mcg_list link; /* on a node list (node lock) */
+	uint32_t inuse;       /* objects out of the slab (node lock) */
+	uint32_t carved;      /* objects ever handed out: [0, carved) */
 	uint16_t node;
 	uint8_t list; /* enum mcg_slab_list (node lock) */
 	uint8_t units;
 	uint32_t pinned; /* list fix-ups pending: not releasable (slab lock) */
 	mcg_spin_t lock; /* zero when the descriptor is fresh: unlocked */
-	/* Accounted objects' objcgs, one id (mcg_objcg_id_t, 0: none) per
-	 * object (slab/account.c), NULL until the slab's first accounted
-	 * object (atomic pointer).  Entry i is written by whoever owns object i. */
-	uint32_t *objcgs;
 };
+_Static_assert(__builtin_offsetof(struct mcg_slab, freelist) == 56, "a free reads line 0 only");
 _Static_assert(sizeof(struct mcg_slab) <= MCG_UNIT_META_SIZE, "slab descriptor size");
 
 struct mcg_cache_node {
