@@ -140,6 +140,31 @@ static void *slab_alloc_one(struct mcg_cache *c, struct mcg_slab *s, bool *fresh
 	return obj;
 }
 
+/*
+ * Prefetch the links of @s's free objects when there are few (at most
+ * 2 x @want): the freelist is a chain through the objects themselves, so
+ * taking them is one cache miss after another when they are cold (a slab
+ * whose objects were freed here and there, long ago).  The bitmap knows
+ * which they are without touching them: their misses then overlap.  Slab
+ * lock held.
+ */
+static void slab_prefetch_free(const struct mcg_cache *c, const struct mcg_slab *s, unsigned want)
+{
+	uint32_t nfree = s->carved - s->inuse; /* on the freelist */
+	if (!s->freelist || nfree > 2 * want)
+		return;
+	uint32_t words = (s->carved + 63) / 64;
+	for (uint32_t wi = 0; wi < words && nfree; wi++) {
+		uint64_t clear = ~s->bitmap[wi];
+		if (wi == words - 1 && s->carved % 64)
+			clear &= (1ull << (s->carved % 64)) - 1; /* not carved: not free yet */
+		for (; clear && nfree; clear &= clear - 1, nfree--) {
+			size_t idx = (size_t)wi * 64 + (size_t)__builtin_ctzll(clear);
+			__builtin_prefetch(s->base + idx * c->slot_size + c->link_offset);
+		}
+	}
+}
+
 /* The list @s belongs on, from its state.  Slab lock held. */
 static uint8_t slab_wanted_list(const struct mcg_slab *s)
 {
@@ -172,6 +197,7 @@ unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned
 			slab_set_list(cn, s, MCG_SLAB_PARTIAL);
 		}
 		mcg_spin_lock(&s->lock);
+		slab_prefetch_free(c, s, n - got);
 		while (got < n) {
 			bool f;
 			void *obj = slab_alloc_one(c, s, &f);
