@@ -12,14 +12,23 @@
  *    budget is half of what the files need, so reclaim runs all along.
  *    The caches are reclaimable, and every object is accounted to its
  *    tenant's group (mcg_cache_alloc_account: byte charges through the
- *    objcg, as the kernel's SLAB_ACCOUNT dentries and inodes).  Variants,
- *    interleaved within each run:
- *      root      - files charged to the root; the bench checks the budget
- *                  after each charge and calls mcg_reclaim(NULL) itself
- *                  (the root has no memory.max);
+ *    objcg, as the kernel's SLAB_ACCOUNT dentries and inodes).
+ *    Sixteen users each own a sixteenth of the files and run their own
+ *    postmark: each phase's operations go in turns of 256 per user, round
+ *    robin - sixteen postmark processes time-sliced on one CPU (a turn is
+ *    ~100 us, finer than a scheduler's slice).  Every variant runs the same
+ *    sequence of operations; only where the files are charged differs.
+ *    Variants, interleaved within each run:
+ *      root      - every file charged to the root; the bench checks the
+ *                  budget after each charge and calls mcg_reclaim(NULL)
+ *                  itself (the root has no memory.max);
  *      1-group   - one group with memory.max = budget: the charge path reclaims;
- *      16-groups - 16 groups with max = budget/16 each, files spread over them.
+ *      16-groups - each user's files in its own group, max = budget/16 each.
  *    Target: every op >= 0.98x of root (seed 003 lost 14 % of deletes).
+ *    `--turn N` sets the operations per turn (1: users interleave operation
+ *    by operation; then each group's reclaim frees objects scattered among
+ *    the fifteen others', and the pointer chases of the LRU walks and slab
+ *    freelists miss far more - docs/benchmarks.md has the figures).
  * 2. Shrinker scalability: 1 group holds objects, 0 / 1000 / 10000 empty
  *    groups exist: time per mcg_reclaim(NULL, 32 pages) (flat is the goal).
  * 3. Efficiency: objects freed / objects scanned by the shrinker during
@@ -90,6 +99,17 @@ static struct {
 	unsigned long long rng;
 } fs;
 
+/* Sixteen users, each with its own files, take turns of `turn` operations. */
+#define NR_USERS 16
+static unsigned turn = 256;
+
+/* The user whose turn op @i of a phase falls in. */
+static unsigned op_user(unsigned i) { return i / turn % NR_USERS; }
+/* How many ops that user ran in this phase before op @i. */
+static unsigned op_nth(unsigned i) { return i / (turn * NR_USERS) * turn + i % turn; }
+/* The first file of the user of op @i. */
+static unsigned user_files(unsigned i) { return op_user(i) * (fs.nslots / NR_USERS); }
+
 static unsigned rnd(unsigned n)
 {
 	fs.rng ^= fs.rng << 13, fs.rng ^= fs.rng >> 7, fs.rng ^= fs.rng << 17;
@@ -142,7 +162,8 @@ static unsigned long pm_scan(mcg_shrinker_t *s, mcg_shrink_control_t *sc)
 /* Bring file @i into the cache (create or read back).  Return 0 or -ENOMEM. */
 static int instantiate(unsigned i)
 {
-	struct tenant *t = &fs.tenants[i % (unsigned)fs.ntenants];
+	unsigned user = i / (fs.nslots / NR_USERS);
+	struct tenant *t = &fs.tenants[user % (unsigned)fs.ntenants];
 	struct dentry *d = mcg_cache_alloc_account(fs.dcache, t->g);
 	struct inode *in = d ? mcg_cache_alloc_account(fs.icache, t->g) : NULL;
 	if (!in) {
@@ -280,16 +301,17 @@ static int postmark(int v, unsigned nfiles, long budget_pages, struct pm_result 
 	fs.rng = 88172645463325252ull;
 	long long scan0 = sum_stat("pgscan"), steal0 = sum_stat("pgsteal");
 	volatile unsigned long sink = 0;
+	unsigned per = nfiles / NR_USERS; /* files per user */
 	uint64_t t0 = bench_thread_cpu_ns();
 	for (unsigned i = 0; i < nfiles; i++)
-		op_create(i);
+		op_create(user_files(i) + op_nth(i));
 	uint64_t t1 = bench_thread_cpu_ns();
 	for (unsigned i = 0; i < nfiles; i++)
-		sink += op_read(rnd(nfiles));
+		sink += op_read(user_files(i) + rnd(per));
 	uint64_t t2 = bench_thread_cpu_ns();
 	for (unsigned i = 0; i < nfiles; i++) {
-		sink += op_read(rnd(nfiles));
-		unsigned j = rnd(nfiles);
+		sink += op_read(user_files(i) + rnd(per));
+		unsigned j = user_files(i) + rnd(per);
 		if (fs.slots[j].exists)
 			op_delete(j);
 		else
@@ -297,9 +319,11 @@ static int postmark(int v, unsigned nfiles, long budget_pages, struct pm_result 
 	}
 	uint64_t t3 = bench_thread_cpu_ns();
 	unsigned deleted = 0;
-	for (unsigned i = 0; i < nfiles; i++)
-		if (fs.slots[i].exists)
-			op_delete(i), deleted++;
+	for (unsigned i = 0; i < nfiles; i++) {
+		unsigned f = user_files(i) + op_nth(i);
+		if (fs.slots[f].exists)
+			op_delete(f), deleted++;
+	}
 	uint64_t t4 = bench_thread_cpu_ns();
 	(void)sink;
 	r->ops[OP_CREATE] = nfiles / ((double)(t1 - t0) / 1e9);
@@ -313,6 +337,10 @@ static int postmark(int v, unsigned nfiles, long budget_pages, struct pm_result 
 	r->pgscan = sum_stat("pgscan") - scan0;
 	r->pgsteal = sum_stat("pgsteal") - steal0;
 	variant_teardown(v);
+	/* Every file is gone: the next variant starts from fresh slabs, not from
+	 * freelists this one scrambled. */
+	mcg_cache_shrink(fs.dcache);
+	mcg_cache_shrink(fs.icache);
 	return 0;
 }
 
@@ -401,11 +429,26 @@ static double throttling(bool smoke, long long *throttle_ms, long *charges)
 
 int bench_reclaim_main(int argc, char **argv)
 {
+	/* `--turn N` is this bench's own option: taken out before the common ones. */
+	char *args[64];
+	int n = 0;
+	for (int i = 0; i < argc && n < 63; i++) {
+		if (!strcmp(argv[i], "--turn") && i + 1 < argc) {
+			turn = (unsigned)atoi(argv[++i]);
+			continue;
+		}
+		args[n++] = argv[i];
+	}
+	args[n] = NULL;
 	struct bench_opts o;
-	if (bench_parse_opts(argc, argv, &o))
+	if (bench_parse_opts(n, args, &o))
 		return 2;
+	unsigned nfiles = o.smoke ? 20000 : 200000; /* a multiple of NR_USERS */
+	if (turn < 1 || turn > nfiles / NR_USERS) {
+		fprintf(stderr, "memcg bench reclaim: --turn must be 1..%u\n", nfiles / NR_USERS);
+		return 2;
+	}
 	mcg_reclaim_init();
-	unsigned nfiles = o.smoke ? 20000 : 200000;
 	long budget_pages = (long)nfiles * OBJ_BYTES / PAGE / 2;
 	if (fs_setup(nfiles)) {
 		fprintf(stderr, "memcg bench reclaim: setup failed\n");
@@ -467,8 +510,8 @@ int bench_reclaim_main(int argc, char **argv)
 			for (int k = 0; k < NR_OPS; k++) {
 				snprintf(extra, sizeof(extra),
 				         "\"op\":\"%s\",\"files\":%u,\"budget_pages\":%ld,"
-				         "\"ratio\":%.4f",
-				         op_names[k], nfiles, budget_pages, med_ratio[v][k]);
+				         "\"turn\":%u,\"ratio\":%.4f",
+				         op_names[k], nfiles, budget_pages, turn, med_ratio[v][k]);
 				bench_emit_json("postmark", variant_names[v], extra, med[v][k],
 				                "ops/s");
 			}
@@ -494,8 +537,9 @@ int bench_reclaim_main(int argc, char **argv)
 	}
 	printf("memcg bench reclaim: seed 003's postmark, %u files (%ld B of objects each), "
 	       "budget %ld pages (half the working set), median of %d rounds\n"
-	       "(ratios: the median of each round's ratio to root)\n",
-	       nfiles, OBJ_BYTES, budget_pages, runs);
+	       "(16 users with their own files take turns of %u operations; ratios: the median "
+	       "of each round's ratio to root)\n",
+	       nfiles, OBJ_BYTES, budget_pages, runs, turn);
 	printf("%-24s %14s %22s %22s\n", "", "root", "1-group", "16-groups");
 	for (int k = 0; k < NR_OPS; k++) {
 		printf("Ops/sec %-16s %14.0f", op_rows[k], med[V_ROOT][k]);
