@@ -166,17 +166,6 @@ static bool name_valid(const char *name)
 	return true;
 }
 
-/* The online child of @parent called @name, with @len bytes (tree lock held). */
-static struct mcg_group *child_find_locked(struct mcg_group *parent, const char *name, size_t len)
-{
-	mcg_list_for_each (pos, &parent->children) {
-		struct mcg_group *c = mcg_list_entry(pos, struct mcg_group, sibling);
-		if (c->name_len == len && MCG_READ_ONCE(c->online) && !memcmp(c->name, name, len))
-			return c;
-	}
-	return NULL;
-}
-
 mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group_t **out)
 {
 	if (!out || !name_valid(name))
@@ -218,12 +207,13 @@ mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group
 	int err = 0;
 	if (!MCG_READ_ONCE(parent->online))
 		err = -ENOENT;
-	else if (child_find_locked(parent, name, strlen(name)))
+	else if (mcg_group_names_find_locked(parent, name, strlen(name)))
 		err = -EEXIST;
 	if (!err) {
 		mcg_group_get(parent);
 		g->id = next_id++;
 		mcg_list_add_tail(&g->sibling, &parent->children);
+		mcg_group_names_add_locked(g);
 		for (struct mcg_group *a = parent; a; a = a->parent)
 			a->nr_descendants++;
 	}
@@ -256,6 +246,7 @@ mcg_public int mcg_group_remove(mcg_group_t *g)
 	}
 	if (!err) {
 		__atomic_store_n(&g->online, 0, __ATOMIC_SEQ_CST);
+		mcg_group_names_del_locked(g);
 		for (struct mcg_group *a = g->parent; a; a = a->parent) {
 			a->nr_descendants--;
 			a->nr_dying_descendants++;
@@ -297,7 +288,7 @@ mcg_public int mcg_group_lookup(mcg_group_t *base, const char *path, mcg_group_t
 			err = -EINVAL;
 			break;
 		}
-		g = child_find_locked(g, path, len);
+		g = mcg_group_names_find_locked(g, path, len);
 		if (!g) {
 			err = -ENOENT;
 			break;

@@ -93,7 +93,8 @@ struct mcg_group {
 	 * reclaim/vmscan.c's cursor lock. */
 	struct mcg_group *reclaim_pos;
 	unsigned long reclaim_gen;
-	uint8_t name_len; /* strlen(name): sibling lookups compare it first */
+	struct mcg_group *name_next; /* group/names.c's chain, while online (tree lock) */
+	uint8_t name_len;            /* strlen(name) */
 	char name[MCG_GROUP_NAME_MAX + 1];
 };
 
@@ -160,6 +161,15 @@ static inline struct mcg_objcg *mcg_objcg_of(mcg_group_t *g, enum mcg_objcg_kind
 
 /** The tree lock (group.c). */
 extern mcg_lock_t mcg_group_tree_lock;
+
+/* group/names.c: online groups by (parent, name), tree lock held for all. */
+/** mcg_group_names_find_locked - the online child of @parent named @name (@len bytes), or NULL. */
+struct mcg_group *mcg_group_names_find_locked(const struct mcg_group *parent, const char *name,
+                                              size_t len);
+/** mcg_group_names_add_locked - index @g (online, parent and name set). */
+void mcg_group_names_add_locked(struct mcg_group *g);
+/** mcg_group_names_del_locked - take @g out of the index (it goes offline). */
+void mcg_group_names_del_locked(struct mcg_group *g);
 
 /** mcg_group_init - set up the root and the stocks once (idempotent). */
 void mcg_group_init(void);

@@ -40,6 +40,78 @@ static void test_names(void)
 	CHECK(mcg_group_parent(mcg_group_root()) == NULL);
 }
 
+/*
+ * Many siblings (the name index grows several times): each is found by
+ * name under its own parent only, a duplicate is refused, a removed name is
+ * free again and no longer found, and a fault anywhere in a create - the
+ * index's growth included - loses nothing.
+ */
+static void test_many_siblings(void)
+{
+	enum { N = 3000 };
+	static mcg_group_t *g[N], *h[N];
+	mcg_group_t *p1, *p2, *found;
+	REQUIRE(mcg_group_create(NULL, "many-1", &p1) == 0);
+	REQUIRE(mcg_group_create(NULL, "many-2", &p2) == 0);
+	char name[32], path[64];
+	unsigned long survived = 0; /* creates that succeeded through a failure */
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		/* Each create under p1 fails its k-th allocation, k = 1, 2, ...
+		 * until it succeeds: a failure leaves nothing behind, and one in
+		 * the index's growth costs only the growth. */
+		for (unsigned long k = 1;; k++) {
+			mcg_fault_inject(k, 0);
+			int err = mcg_group_create(p1, name, &g[i]);
+			unsigned long failed = mcg_fault_failed();
+			mcg_fault_inject(0, 0);
+			if (!err) {
+				survived += failed;
+				break;
+			}
+			CHECK_EQ(err, -ENOMEM);
+			CHECK_EQ(mcg_group_lookup(p1, name, &found), -ENOENT);
+		}
+		REQUIRE(mcg_group_create(p2, name, &h[i]) == 0); /* same name, other parent */
+	}
+	CHECK(survived > 0); /* the index failed to grow, and nothing was lost */
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		CHECK_EQ(mcg_group_create(p1, name, &found), -EEXIST);
+		snprintf(path, sizeof(path), "many-1/s%d", i);
+		REQUIRE(mcg_group_lookup(NULL, path, &found) == 0);
+		CHECK(found == g[i]);
+		mcg_group_put(found);
+		REQUIRE(mcg_group_lookup(p2, name, &found) == 0);
+		CHECK(found == h[i]);
+		mcg_group_put(found);
+	}
+	for (int i = 0; i < N; i += 2) {
+		CHECK_EQ(mcg_group_remove(g[i]), 0);
+		mcg_group_put(g[i]);
+	}
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		int err = mcg_group_lookup(p1, name, &found);
+		CHECK_EQ(err, i % 2 ? 0 : -ENOENT);
+		if (!err)
+			mcg_group_put(found);
+		if (i % 2 == 0) /* the name is free again */
+			REQUIRE(mcg_group_create(p1, name, &g[i]) == 0);
+	}
+	for (int i = 0; i < N; i++) {
+		CHECK_EQ(mcg_group_remove(g[i]), 0);
+		mcg_group_put(g[i]);
+		CHECK_EQ(mcg_group_remove(h[i]), 0);
+		mcg_group_put(h[i]);
+	}
+	CHECK_EQ(mcg_group_lookup(p1, "s1", &found), -ENOENT);
+	CHECK_EQ(mcg_group_remove(p1), 0);
+	CHECK_EQ(mcg_group_remove(p2), 0);
+	mcg_group_put(p1);
+	mcg_group_put(p2);
+}
+
 static long cgroup_stat(mcg_group_t *g, bool dying)
 {
 	return dying ? g->nr_dying_descendants : g->nr_descendants;
@@ -182,6 +254,7 @@ int main(void)
 {
 	RUN(test_names);
 	RUN(test_tree);
+	RUN(test_many_siblings);
 	RUN(test_parent_lives_with_child);
 	RUN(test_thread_context);
 	RUN(test_create_fault);
