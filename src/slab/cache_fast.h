@@ -58,10 +58,17 @@ static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mc
 		mcg_cache_free_slow(c, obj, s, MCG_FREE_MISALIGNED);
 		return;
 	}
-	uintptr_t tag = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED) ? MCG_SLOT_CHARGED : 0;
-	if (unlikely(tag) && unlikely(mcg_reclaim_state_current)) {
-		mcg_cache_free_reclaim(c, s, obj, idx);
-		return;
+	/* The flush that takes it back to its slab writes its link (and reads
+	 * and clears its vector entry): their lines are on their way by then. */
+	__builtin_prefetch((char *)obj + c->link_offset, 1);
+	uint32_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
+	uintptr_t tag = v ? MCG_SLOT_CHARGED : 0;
+	if (unlikely(tag)) {
+		__builtin_prefetch(&v[idx], 1);
+		if (unlikely(mcg_reclaim_state_current)) {
+			mcg_cache_free_reclaim(c, s, obj, idx);
+			return;
+		}
 	}
 	mcg_cache_push(c, s, (void *)((uintptr_t)obj | tag));
 }
