@@ -263,6 +263,8 @@ mcg_public int mcg_group_remove(mcg_group_t *g)
 		ops->offline(g);
 	/* A stock caching a dying group would keep it (and its parent) alive. */
 	mcg_stock_drain_group(g);
+	/* Nor may byte stocks and leftovers keep charges for it. */
+	mcg_objcg_offline(g);
 	mcg_group_put(g); /* the tree's reference */
 	return 0;
 }

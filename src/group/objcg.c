@@ -147,7 +147,7 @@ static void units_back(struct mcg_objcg *x, uint64_t units, bool all_pages)
 	mcg_spin_lock(&x->lock);
 	uint64_t all = (uint64_t)x->leftover + units;
 	long pages = (long)(all / UNITS_PER_PAGE);
-	if (!all_pages)
+	if (!all_pages && !__atomic_load_n(&x->dead, __ATOMIC_RELAXED))
 		pages = pages >= 2 ? pages - 1 : 0;
 	x->leftover = (long)(all - (uint64_t)pages * UNITS_PER_PAGE);
 	if (!pages) {
@@ -190,6 +190,12 @@ static void word_back(uint64_t w, bool all_pages)
 
 static void drain_word(uint64_t w) { word_back(w, true); }
 
+/* Take @x's word out of every CPU's stock (its bank only). */
+static void drain_objcg_words(struct mcg_objcg *x)
+{
+	mcg_stock_drain_words(x->stock_bank, 1, mcg_objcg_key(x), drain_word);
+}
+
 /* Misses that evict another objcg's word: one in EVICT_EVERY (a thread-local hint). */
 #define EVICT_EVERY 8
 static mcg_tls unsigned evict_tick;
@@ -213,6 +219,10 @@ static void stock_put(struct mcg_objcg *x, uint64_t units)
 {
 	if (!units || mcg_objcg_refill(x, units) == MCG_PCPU_OK)
 		return;
+	if (__atomic_load_n(&x->dead, __ATOMIC_ACQUIRE)) {
+		units_back(x, units, true); /* a removed group's: no word */
+		return;
+	}
 	uint64_t keep = units < MCG_OBJCG_STOCK_UNITS ? units : MCG_OBJCG_STOCK_UNITS;
 	uint64_t old, key = mcg_objcg_key(x);
 	uint64_t there = __atomic_load_n(stock_word_of(x, mcg_percpu_cpu()), __ATOMIC_RELAXED);
@@ -231,6 +241,11 @@ static void stock_put(struct mcg_objcg *x, uint64_t units)
 	if (units > keep)
 		units_back(x, units - keep, false);
 	word_back(old, false);
+	/* Raced with the group's removal?  Then take the word back, from every
+	 * CPU (we may have moved).  An RMW: a full barrier after the commit,
+	 * and the latest value (mcg_objcg_offline() sets it, then drains). */
+	if (unlikely(__atomic_fetch_or(&x->dead, 0, __ATOMIC_SEQ_CST)))
+		drain_objcg_words(x);
 }
 
 int mcg_objcg_charge(struct mcg_objcg *x, uint64_t units, unsigned flags)
@@ -423,10 +438,22 @@ void mcg_objcg_reparent_locked(mcg_group_t *g)
 		mcg_spin_lock(&x->lock);
 		long moved = x->charged;
 		x->group = parent;
+		__atomic_store_n(&x->dead, 1, __ATOMIC_SEQ_CST);
 		mcg_page_counter_cancel(&g->memory, moved); /* the parent keeps them */
 		mcg_spin_unlock(&x->lock);
 	}
 	mcg_list_splice_tail(&g->objcgs, &parent->objcgs);
+}
+
+void mcg_objcg_offline(mcg_group_t *g)
+{
+	/* g's pointers keep its own objcgs; those it inherited were taken out
+	 * when their own groups went. */
+	for (int k = 0; k < MCG_NR_OBJCG_KINDS; k++) {
+		struct mcg_objcg *x = g->objcg[k];
+		drain_objcg_words(x);
+		units_back(x, 0, true); /* the leftover's whole pages */
+	}
 }
 
 /* ------------------------------------------------------------ fork */

@@ -88,6 +88,8 @@ struct mcg_objcg {
 	long refcnt;             /* atomic */
 	long charged;            /* pages charged to group's counters (lock) */
 	long leftover;           /* units charged, in no word, not in use: < 2 pages (lock) */
+	int dead;                /* its group was removed: no stock word, no leftover kept
+	                            beyond a page (set once, under lock; read racily) */
 	struct mcg_list link;    /* on group->objcgs (tree lock) */
 	struct mcg_pcpu_word *stock_bank; /* the bank of its stock slot (set once) */
 	uint32_t stock_word;              /* its word in that bank */
@@ -181,8 +183,16 @@ mcg_group_t *mcg_objcg_group_get(struct mcg_objcg *x);
 int mcg_objcg_create_all(mcg_group_t *g);
 /** mcg_objcg_put_all - drop @g's pointers to its own objcgs (it is being freed). */
 void mcg_objcg_put_all(mcg_group_t *g);
-/** mcg_objcg_reparent_locked - move every objcg of @g to its parent (tree lock held). */
+/** mcg_objcg_reparent_locked - move every objcg of @g to its parent and mark
+ *  them dead (tree lock held). */
 void mcg_objcg_reparent_locked(mcg_group_t *g);
+/**
+ * mcg_objcg_offline - after @g's removal (no lock held): take its objcgs'
+ * units out of every CPU's stock and return their leftover, so nothing
+ * stays charged for a removed group beyond its objects (freed ones still in
+ * CPU arrays included) and a sub-page remainder.
+ */
+void mcg_objcg_offline(mcg_group_t *g);
 /** mcg_objcg_drain_stocks - return every CPU's stocked units (exact at rest). */
 void mcg_objcg_drain_stocks(void);
 /** mcg_objcg_init - reserve the id table, allocate the per-CPU byte stocks (mcg_group_init()). */

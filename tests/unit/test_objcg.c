@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
 #include "group/objcg.h" /* mcg_objcg_id_t: a vector entry, charged with its object */
+#include "os/os.h"
 #include "slab/slab.h"
 #include "group_file.h"
 #include "test.h"
@@ -460,6 +462,58 @@ static void test_huge_objects_charge_exactly(void)
 	teardown();
 }
 
+/* Objcgs on @g's list (its own three and those inherited from removed descendants). */
+static long objcgs_of(mcg_group_t *g)
+{
+	long n = 0;
+	mcg_lock(&mcg_group_tree_lock);
+	mcg_list_for_each (pos, &g->objcgs)
+		n++;
+	mcg_unlock(&mcg_group_tree_lock);
+	return n;
+}
+
+/*
+ * Groups created, used and removed one after another, no drain between:
+ * nothing stays charged for them.  A removed group's objcgs give their
+ * stock words and leftover back at removal and keep none afterwards, so
+ * the parent's usage stays within its own stock slack and their objcgs are
+ * freed (before, each kept about a page of leftover for good: 4 KiB and an
+ * objcg per removed group, until someone drained).
+ */
+static void test_churn_strands_no_charge(void)
+{
+	setup();
+	mcg_cache_t *k = mcg_cache_create("acct-churn", 200, 0, MCG_CACHE_ACCOUNT, NULL);
+	REQUIRE(k);
+	enum { GROUPS = 600, OBJS = 100 };
+	void *o[OBJS];
+	for (int i = 0; i < GROUPS; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "churn-%d", i);
+		mcg_group_t *g = NULL;
+		REQUIRE(mcg_group_create(p, name, &g) == 0);
+		for (int j = 0; j < OBJS; j++)
+			REQUIRE((o[j] = mcg_cache_alloc_account(k, g)));
+		void *big = mcg_malloc_account(3000, g); /* another objcg kind's cache */
+		mcg_free(big);
+		for (int j = 0; j < OBJS; j++)
+			mcg_cache_free(k, o[j]);
+		CHECK_EQ(mcg_group_remove(g), 0);
+		mcg_group_put(g);
+	}
+	/* p's own page stock entry on each CPU, and objects in the arrays */
+	long slack = (long)(MCG_GROUP_STOCK_PAGES * mcg_os_nr_cpus() + 16) * PAGE;
+	CHECK(current_bytes(p) <= slack);
+	CHECK(objcgs_of(p) <= 3 + 2 * MCG_NR_OBJCG_KINDS); /* its own, a few in arrays */
+	CHECK_EQ(read_key(p, "cgroup.stat", "nr_dying_descendants"), 0);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(p), 0);
+	CHECK_EQ(objcgs_of(p), 3);
+	CHECK_EQ(mcg_cache_destroy(k), 0);
+	teardown();
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -474,6 +528,7 @@ int main(int argc, char **argv)
 	RUN(test_free_elsewhere);
 	RUN(test_bad_arguments_and_double_free);
 	RUN(test_huge_objects_charge_exactly);
+	RUN(test_churn_strands_no_charge);
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED")) {
 		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
