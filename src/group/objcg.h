@@ -5,11 +5,14 @@
  *
  * An objcg is a small refcounted indirection to a group.  Each group has one
  * per kind of memory (enum mcg_objcg_kind); an accounted object records its
- * objcg in its slab's vector (slab/account.c).  Removing a group moves its
+ * objcg's id in its slab's vector (slab/account.c).  Removing a group moves its
  * objcgs, and those it had inherited from removed children, to its parent
  * (reparenting): one pointer per objcg changes, no object is touched, and the
  * group itself is freed as soon as its last reference goes.  Freeing an
- * object of a removed group is the same code as any accounted free.
+ * object of a removed group is the same code as any accounted free.  The
+ * moved objcgs are dead: they give back their stock words and leftover at
+ * the removal (mcg_objcg_offline()) and keep none from then on, so each is
+ * freed once its objects are.
  *
  * Charges are in units of MCG_OBJCG_UNIT bytes.  A freed object keeps its
  * charge while it sits in a cache's CPU array (slab/account.h); charges
