@@ -161,7 +161,8 @@ typedef void (*mcg_objcg_units_fn)(uint64_t key, uint64_t units, void *arg);
  * of freed objects its CPU arrays hold (slab/account.c): @drain returns
  * them all (mcg_group_drain_stocks() calls it); @scan passes each (key,
  * units) held to its visitor (memory.stat subtracts them from the objects'
- * bytes).
+ * bytes), which runs with the arrays stopped: it may take no lock and
+ * allocate nothing.
  * Both take the cache list lock: call them with no lock held.
  */
 void mcg_objcg_set_array_hooks(void (*drain)(void),

@@ -19,7 +19,7 @@
  * (mcg_cache_alloc_uncharge()), by another objcg's (the slow path below), or
  * flushed, drained or reaped back to its slab (mcg_node_put(), slab.c:
  * the entry is read and cleared in the loop that frees the object, next to
- * its bit; one give per objcg per batch, mcg_freed_charges_give()).  Frees
+ * its bit; one give per objcg per batch, mcg_charges_give()).  Frees
  * inside a shrinker uncharge at once: reclaim must see its progress.  So a
  * CPU array holds at most its capacity of freed objects still charged - the
  * kernel's per-CPU stock bound in another form - and drains
@@ -64,7 +64,7 @@ void mcg_cache_free_reclaim(struct mcg_cache *c, struct mcg_slab *s, void *obj, 
 		mcg_objcg_uncharge(mcg_objcg_from_id(id), c->charge_units);
 }
 
-void mcg_freed_charges_give(struct mcg_freed_charges *ch)
+void mcg_charges_give(struct mcg_charges *ch)
 {
 	for (unsigned k = 0; k < ch->n; k++)
 		mcg_objcg_give(mcg_objcg_from_id(ch->id[k]), ch->units[k]);
@@ -171,37 +171,13 @@ static bool arrays_hold_charged(struct mcg_cache *c)
 	return any;
 }
 
-/* Units per objcg, gathered while the arrays are stopped (no allocation
- * there: an array of a kmalloc cache may be among them). */
-#define RUNS_MAX 64
-struct runs {
-	unsigned n;
-	struct mcg_objcg *x[RUNS_MAX];
-	uint64_t units[RUNS_MAX];
-};
-
-/* Add @units of @x; false if @x is new and there is no room. */
-static bool runs_add(struct runs *r, struct mcg_objcg *x, uint64_t units)
-{
-	for (unsigned i = r->n; i-- > 0;) {
-		if (r->x[i] == x) {
-			r->units[i] += units;
-			return true;
-		}
-	}
-	if (r->n == RUNS_MAX)
-		return false;
-	r->x[r->n] = x;
-	r->units[r->n++] = units;
-	return true;
-}
-
 /*
- * Walk the charged objects of @c's stopped arrays: each one's objcg into
- * @r; with @take, its entry cleared (its charge then belongs to @r).  Return false if @r filled up
- * first (@take: those not taken stay as they were).
+ * Walk the charged objects of @c's stopped arrays (no allocation here: an
+ * array of a kmalloc cache may be among them): each one's charge into @r;
+ * with @take, its entry cleared (its charge then belongs to @r).  Return
+ * false if @r filled up first (@take: those not taken stay as they were).
  */
-static bool arrays_gather(struct mcg_cache *c, struct runs *r, bool take)
+static bool arrays_gather(struct mcg_cache *c, struct mcg_charges *r, bool take)
 {
 	unsigned ncpu = mcg_os_nr_cpus();
 	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
@@ -212,7 +188,7 @@ static bool arrays_gather(struct mcg_cache *c, struct runs *r, bool take)
 				continue;
 			void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
 			mcg_objcg_id_t *e = entry_of(slab_of_own(obj), obj);
-			if (*e && !runs_add(r, mcg_objcg_from_id(*e), c->charge_units))
+			if (*e && !mcg_charges_add(r, *e, c->charge_units))
 				return false;
 			if (take)
 				*e = 0; /* tagged still: a double free is still seen */
@@ -229,12 +205,13 @@ static void cache_drain_charges(struct mcg_cache *c)
 		return;
 	bool done;
 	do { /* the units go back with no lock held */
-		struct runs r = {0};
+		struct mcg_charges r;
+		r.n = 0;
 		mcg_cache_arrays_stop(c, NULL);
 		done = arrays_gather(c, &r, true);
 		mcg_cache_arrays_start(c, NULL);
-		for (unsigned i = 0; i < r.n; i++)
-			mcg_objcg_units_return(r.x[i], r.units[i]);
+		for (unsigned i = 0; i < r.n; i++) /* taken: the objcgs stay */
+			mcg_objcg_units_return(mcg_objcg_from_id(r.id[i]), r.units[i]);
 	} while (!done);
 }
 
@@ -245,13 +222,16 @@ void mcg_slab_scan_units(mcg_objcg_units_fn visit, void *arg)
 		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
 		if (c->debug || !arrays_hold_charged(c))
 			continue;
-		struct runs r = {0};
-		/* entries are read safely only while the arrays are stopped */
+		struct mcg_charges r;
+		r.n = 0;
+		/* Entries are read safely only while the arrays are stopped, and
+		 * ids name their objcgs only while those objects are charged: the
+		 * visits too (they take no lock). */
 		mcg_cache_arrays_stop(c, NULL);
-		arrays_gather(c, &r, false); /* beyond RUNS_MAX objcgs: a figure off */
-		mcg_cache_arrays_start(c, NULL);
+		arrays_gather(c, &r, false); /* beyond MCG_CHARGES_MAX objcgs: a figure off */
 		for (unsigned i = 0; i < r.n; i++)
-			visit(mcg_objcg_key(r.x[i]), r.units[i], arg);
+			visit(mcg_objcg_key(mcg_objcg_from_id(r.id[i])), r.units[i], arg);
+		mcg_cache_arrays_start(c, NULL);
 	}
 	mcg_unlock(&mcg_cache_list_lock);
 }

@@ -281,12 +281,12 @@ static void slab_fix_list(struct mcg_cache *c, struct mcg_slab *s)
  * into @ch: its entry cleared before the object is back in the slab.  Slab
  * lock held.  False if @ch has no room for its objcg: nothing done.
  */
-static bool charge_take(uint32_t *v, long idx, uint32_t units, struct mcg_freed_charges *ch)
+static bool charge_take(uint32_t *v, long idx, uint64_t units, struct mcg_charges *ch)
 {
 	uint32_t id = v[idx];
 	if (!id)
 		return true; /* uncharged already (drained) */
-	if (!mcg_freed_charges_add(ch, id, units))
+	if (!mcg_charges_add(ch, id, units))
 		return false;
 	v[idx] = 0;
 	return true;
@@ -300,7 +300,7 @@ struct charge_run {
 };
 
 /* Close @r into @ch (no lock needed: @ch is the caller's). */
-static inline void charge_run_close(struct charge_run *r, struct mcg_freed_charges *ch)
+static inline void charge_run_close(struct charge_run *r, struct mcg_charges *ch)
 {
 	if (r->id)
 		ch->units[r->k] += r->units;
@@ -308,11 +308,11 @@ static inline void charge_run_close(struct charge_run *r, struct mcg_freed_charg
 }
 
 /* Close @r and open one for objcg @id; false if @ch has no room for it. */
-static mcg_noinline bool charge_run_switch(struct charge_run *r, struct mcg_freed_charges *ch,
+static mcg_noinline bool charge_run_switch(struct charge_run *r, struct mcg_charges *ch,
                                            uint32_t id)
 {
 	charge_run_close(r, ch);
-	if (!mcg_freed_charges_add(ch, id, 0))
+	if (!mcg_charges_add(ch, id, 0))
 		return false;
 	for (r->k = 0; ch->id[r->k] != id; r->k++)
 		;
@@ -324,7 +324,7 @@ static mcg_noinline bool charge_run_switch(struct charge_run *r, struct mcg_free
  * @s (at least the first), their charges into @ch.  Return: how many were
  * consumed (fewer when @ch filled up). */
 static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *const *objs,
-                              unsigned k, struct mcg_freed_charges *ch)
+                              unsigned k, struct mcg_charges *ch)
 {
 	size_t span = (size_t)s->units << MCG_UNIT_SHIFT;
 	unsigned freed = 0, i = 0;
@@ -401,12 +401,13 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 
 void mcg_node_put(struct mcg_cache *c, void **objs, unsigned n)
 {
-	struct mcg_freed_charges ch = {0};
+	struct mcg_charges ch;
+	ch.n = 0;
 	for (unsigned i = 0; i < n;) {
 		/* The tag (bit 0) does not change which slab holds the object. */
 		i += slab_free_run(c, mcg_slab_of(objs[i]), objs + i, n - i, &ch);
-		if (ch.n == MCG_FREED_CHARGES || i == n)
-			mcg_freed_charges_give(&ch);
+		if (ch.n == MCG_CHARGES_MAX || i == n)
+			mcg_charges_give(&ch);
 	}
 }
 

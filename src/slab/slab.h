@@ -142,7 +142,7 @@ static inline long mcg_slab_index(const struct mcg_slab *s, const void *p)
 unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned n,
                        uint64_t *fresh);
 /** Return @n objects to their slabs (any nodes), tagged or not; the charges
- *  of tagged ones leave with them (struct mcg_freed_charges).  Double frees
+ *  of tagged ones leave with them (struct mcg_charges).  Double frees
  *  are reported.  @objs is scratch: it may be changed. */
 void mcg_node_put(struct mcg_cache *c, void **objs, unsigned n);
 /** Release the node's empty slabs beyond @keep (at most @max); return bytes. */
@@ -175,20 +175,22 @@ void *mcg_cache_alloc_uncharge(struct mcg_cache *c, uintptr_t slot);
 /** Free object @idx of @s (it has a vector) inside a shrinker: uncharge it now. */
 void mcg_cache_free_reclaim(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx);
 /**
- * The charges of objects going back to their slabs (mcg_node_put()): taken
- * from their vector entries under the slab lock, given back after it, one
- * give per objcg.  A few objcgs per run of one slab; a run stops early when
- * one more would not fit.
+ * Charges taken from objects' vector entries under a lock, per objcg, to
+ * be given back after it: one give per objcg.  mcg_node_put() gathers
+ * those of the objects it returns to their slabs (a slab's run stops early
+ * if one more objcg would not fit); the drains and the stat scan those of
+ * the freed objects in stopped CPU arrays (slab/account.c).  Only `n` needs
+ * setting to start.
  */
-#define MCG_FREED_CHARGES 4
-struct mcg_freed_charges {
+#define MCG_CHARGES_MAX 64
+struct mcg_charges {
 	unsigned n;
-	uint32_t id[MCG_FREED_CHARGES];    /* objcg ids (group/objcg.h) */
-	uint32_t units[MCG_FREED_CHARGES]; /* at most a batch of objects' */
+	uint32_t id[MCG_CHARGES_MAX];    /* objcg ids (group/objcg.h) */
+	uint64_t units[MCG_CHARGES_MAX]; /* MCG_OBJCG_UNITs */
 };
 
 /** Add @units of objcg @id to @ch; false (nothing added) if it has no room. */
-static inline bool mcg_freed_charges_add(struct mcg_freed_charges *ch, uint32_t id, uint32_t units)
+static inline bool mcg_charges_add(struct mcg_charges *ch, uint32_t id, uint64_t units)
 {
 	for (unsigned k = ch->n; k-- > 0;) {
 		if (ch->id[k] == id) {
@@ -196,7 +198,7 @@ static inline bool mcg_freed_charges_add(struct mcg_freed_charges *ch, uint32_t 
 			return true;
 		}
 	}
-	if (ch->n == MCG_FREED_CHARGES)
+	if (ch->n == MCG_CHARGES_MAX)
 		return false;
 	ch->id[ch->n] = id;
 	ch->units[ch->n++] = units;
@@ -204,7 +206,7 @@ static inline bool mcg_freed_charges_add(struct mcg_freed_charges *ch, uint32_t 
 }
 
 /** Give the charges in @ch back to their objcgs (no lock held); @ch is emptied. */
-void mcg_freed_charges_give(struct mcg_freed_charges *ch);
+void mcg_charges_give(struct mcg_charges *ch);
 /** Free slab @s's objcg vector (the slab is being released). */
 void mcg_slab_free_objcgs(struct mcg_slab *s);
 /** Give back the charges of the freed objects every cache's CPU arrays hold
