@@ -219,10 +219,6 @@ static void stock_put(struct mcg_objcg *x, uint64_t units)
 {
 	if (!units || mcg_objcg_refill(x, units) == MCG_PCPU_OK)
 		return;
-	if (__atomic_load_n(&x->dead, __ATOMIC_ACQUIRE)) {
-		units_back(x, units, true); /* a removed group's: no word */
-		return;
-	}
 	uint64_t keep = units < MCG_OBJCG_STOCK_UNITS ? units : MCG_OBJCG_STOCK_UNITS;
 	uint64_t old, key = mcg_objcg_key(x);
 	uint64_t there = __atomic_load_n(stock_word_of(x, mcg_percpu_cpu()), __ATOMIC_RELAXED);
@@ -241,11 +237,6 @@ static void stock_put(struct mcg_objcg *x, uint64_t units)
 	if (units > keep)
 		units_back(x, units - keep, false);
 	word_back(old, false);
-	/* Raced with the group's removal?  Then take the word back, from every
-	 * CPU (we may have moved).  An RMW: a full barrier after the commit,
-	 * and the latest value (mcg_objcg_offline() sets it, then drains). */
-	if (unlikely(__atomic_fetch_or(&x->dead, 0, __ATOMIC_SEQ_CST)))
-		drain_objcg_words(x);
 }
 
 int mcg_objcg_charge(struct mcg_objcg *x, uint64_t units, unsigned flags)
@@ -438,8 +429,8 @@ void mcg_objcg_reparent_locked(mcg_group_t *g)
 		mcg_spin_lock(&x->lock);
 		long moved = x->charged;
 		x->group = parent;
-		__atomic_store_n(&x->dead, 1, __ATOMIC_SEQ_CST);
-		mcg_page_counter_cancel(&g->memory, moved); /* the parent keeps them */
+		__atomic_store_n(&x->dead, 1, __ATOMIC_RELAXED); /* read under the lock */
+		mcg_page_counter_cancel(&g->memory, moved);      /* the parent keeps them */
 		mcg_spin_unlock(&x->lock);
 	}
 	mcg_list_splice_tail(&g->objcgs, &parent->objcgs);

@@ -11,8 +11,10 @@
  * group itself is freed as soon as its last reference goes.  Freeing an
  * object of a removed group is the same code as any accounted free.  The
  * moved objcgs are dead: they give back their stock words and leftover at
- * the removal (mcg_objcg_offline()) and keep none from then on, so each is
- * freed once its objects are.
+ * the removal (mcg_objcg_offline()), keep no leftover beyond a page from
+ * then on, and hold stock words only as any objcg does (bounded by the
+ * stock's size, evicted in turn), so each is freed once its objects are
+ * and its words are evicted.
  *
  * Charges are in units of MCG_OBJCG_UNIT bytes.  A freed object keeps its
  * charge while it sits in a cache's CPU array (slab/account.h); charges
@@ -91,8 +93,8 @@ struct mcg_objcg {
 	long refcnt;             /* atomic */
 	long charged;            /* pages charged to group's counters (lock) */
 	long leftover;           /* units charged, in no word, not in use: < 2 pages (lock) */
-	int dead;                /* its group was removed: no stock word, no leftover kept
-	                            beyond a page (set once, under lock; read racily) */
+	int dead;                /* its group was removed: no leftover kept beyond a page
+	                            (set once, under lock; read racily) */
 	struct mcg_list link;    /* on group->objcgs (tree lock) */
 	struct mcg_pcpu_word *stock_bank; /* the bank of its stock slot (set once) */
 	uint32_t stock_word;              /* its word in that bank */

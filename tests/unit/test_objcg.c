@@ -475,18 +475,17 @@ static long objcgs_of(mcg_group_t *g)
 
 /*
  * Groups created, used and removed one after another, no drain between:
- * nothing stays charged for them.  A removed group's objcgs give their
- * stock words and leftover back at removal and keep none afterwards, so
- * the parent's usage stays within its own stock slack and their objcgs are
- * freed (before, each kept about a page of leftover for good: 4 KiB and an
- * objcg per removed group, until someone drained).
+ * what stays charged for them is bounded by the stocks, not by the churn.
+ * A removed group's objcgs give their stock words and leftover back at
+ * removal and keep no leftover afterwards (before, each kept about a page
+ * for good: 4 KiB and an objcg per removed group, until someone drained).
  */
 static void test_churn_strands_no_charge(void)
 {
 	setup();
 	mcg_cache_t *k = mcg_cache_create("acct-churn", 200, 0, MCG_CACHE_ACCOUNT, NULL);
 	REQUIRE(k);
-	enum { GROUPS = 600, OBJS = 100 };
+	enum { GROUPS = 2000, OBJS = 100 };
 	void *o[OBJS];
 	for (int i = 0; i < GROUPS; i++) {
 		char name[32];
@@ -502,10 +501,13 @@ static void test_churn_strands_no_charge(void)
 		CHECK_EQ(mcg_group_remove(g), 0);
 		mcg_group_put(g);
 	}
-	/* p's own page stock entry on each CPU, and objects in the arrays */
-	long slack = (long)(MCG_GROUP_STOCK_PAGES * mcg_os_nr_cpus() + 16) * PAGE;
+	/* Bounded by the stocks, not by the churn: p's own page stock entry and
+	 * the byte stock's words on each CPU, and a few objects in the arrays
+	 * (before, each removed group kept about a page and its objcg). */
+	long ncpu = (long)mcg_os_nr_cpus();
+	long slack = ((MCG_GROUP_STOCK_PAGES + MCG_OBJCG_STOCK_SLOTS * 4) * ncpu + 16) * PAGE;
 	CHECK(current_bytes(p) <= slack);
-	CHECK(objcgs_of(p) <= 3 + 2 * MCG_NR_OBJCG_KINDS); /* its own, a few in arrays */
+	CHECK(objcgs_of(p) <= 3 + MCG_OBJCG_STOCK_SLOTS * ncpu + 2 * MCG_NR_OBJCG_KINDS);
 	CHECK_EQ(read_key(p, "cgroup.stat", "nr_dying_descendants"), 0);
 	mcg_group_drain_stocks();
 	CHECK_EQ(current_bytes(p), 0);
