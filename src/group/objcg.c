@@ -147,7 +147,7 @@ static void units_back(struct mcg_objcg *x, uint64_t units, bool all_pages)
 	mcg_spin_lock(&x->lock);
 	uint64_t all = (uint64_t)x->leftover + units;
 	long pages = (long)(all / UNITS_PER_PAGE);
-	if (!all_pages && !__atomic_load_n(&x->dead, __ATOMIC_RELAXED))
+	if (!all_pages && !x->dead)
 		pages = pages >= 2 ? pages - 1 : 0;
 	x->leftover = (long)(all - (uint64_t)pages * UNITS_PER_PAGE);
 	if (!pages) {
@@ -429,8 +429,8 @@ void mcg_objcg_reparent_locked(mcg_group_t *g)
 		mcg_spin_lock(&x->lock);
 		long moved = x->charged;
 		x->group = parent;
-		__atomic_store_n(&x->dead, 1, __ATOMIC_RELAXED); /* read under the lock */
-		mcg_page_counter_cancel(&g->memory, moved);      /* the parent keeps them */
+		x->dead = 1;
+		mcg_page_counter_cancel(&g->memory, moved); /* the parent keeps them */
 		mcg_spin_unlock(&x->lock);
 	}
 	mcg_list_splice_tail(&g->objcgs, &parent->objcgs);

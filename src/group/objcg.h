@@ -94,7 +94,7 @@ struct mcg_objcg {
 	long charged;            /* pages charged to group's counters (lock) */
 	long leftover;           /* units charged, in no word, not in use: < 2 pages (lock) */
 	int dead;                /* its group was removed: no leftover kept beyond a page
-	                            (set once, under lock; read racily) */
+	                            (set once; lock) */
 	struct mcg_list link;    /* on group->objcgs (tree lock) */
 	struct mcg_pcpu_word *stock_bank; /* the bank of its stock slot (set once) */
 	uint32_t stock_word;              /* its word in that bank */
