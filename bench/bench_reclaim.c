@@ -336,11 +336,14 @@ static int postmark(int v, unsigned nfiles, long budget_pages, struct pm_result 
 	r->failures = fs.failures;
 	r->pgscan = sum_stat("pgscan") - scan0;
 	r->pgsteal = sum_stat("pgsteal") - steal0;
-	variant_teardown(v);
 	/* Every file is gone: the next variant starts from fresh slabs, not from
-	 * freelists this one scrambled. */
+	 * freelists this one scrambled.  Before the groups go: the freed
+	 * objects' charges then return to live objcgs, whose removal returns
+	 * them to the counters (after it, they would wait in byte stock words
+	 * charged to the root, the next variant's budget). */
 	mcg_cache_shrink(fs.dcache);
 	mcg_cache_shrink(fs.icache);
+	variant_teardown(v);
 	return 0;
 }
 
