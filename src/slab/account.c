@@ -255,18 +255,10 @@ void mcg_slab_free_objcgs(struct mcg_slab *s)
 
 /* ------------------------------------------------------------ the API */
 
-/* The root's objcg when no group was entered: out of line, a call (needs a frame). */
-static mcg_noinline void *alloc_in_root(struct mcg_cache *c)
+/* Out of line: a call (needs a frame), and rare (no group entered). */
+mcg_noinline void *mcg_cache_alloc_root(struct mcg_cache *c)
 {
 	return mcg_cache_alloc_objcg(c, mcg_objcg_of(mcg_group_root(), c->objcg_kind));
-}
-
-void *mcg_cache_alloc_current(struct mcg_cache *c)
-{
-	mcg_group_t *g = mcg_current_group_;
-	if (unlikely(!g))
-		return alloc_in_root(c);
-	return mcg_cache_alloc_objcg(c, mcg_objcg_of(g, c->objcg_kind));
 }
 
 mcg_public void *mcg_cache_alloc_account(mcg_cache_t *c, mcg_group_t *g)

@@ -57,8 +57,18 @@ static mcg_always_inline void *mcg_cache_alloc_objcg(struct mcg_cache *c, struct
 	return mcg_cache_alloc_objcg_slow(c, x, slot);
 }
 
-/** mcg_cache_alloc_current - mcg_cache_alloc_objcg() for the current group (mcg_group_enter()). */
-void *mcg_cache_alloc_current(struct mcg_cache *c);
+/** mcg_cache_alloc_root - mcg_cache_alloc_objcg() for the root's objcg (out of line). */
+void *mcg_cache_alloc_root(struct mcg_cache *c);
+
+/** mcg_cache_alloc_current - mcg_cache_alloc_objcg() for the current group
+ *  (mcg_group_enter()), the root's when none: inline, no jump on the way. */
+static mcg_always_inline void *mcg_cache_alloc_current(struct mcg_cache *c)
+{
+	mcg_group_t *g = mcg_current_group_;
+	if (unlikely(!g))
+		return mcg_cache_alloc_root(c);
+	return mcg_cache_alloc_objcg(c, g->objcg[c->objcg_kind]);
+}
 
 /*
  * The malloc family charged to an objcg (NULL: not accounted), for the

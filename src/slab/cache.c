@@ -32,12 +32,8 @@ mcg_public void *mcg_cache_alloc(mcg_cache_t *c)
 {
 	if (unlikely(!c))
 		return mcg_null_einval();
-	if (unlikely(c->flags & MCG_CACHE_ACCOUNT)) { /* charge the current group */
-		mcg_group_t *g = mcg_current_group_;
-		if (likely(g)) /* inline: a jump less on the accounted fast path */
-			return mcg_cache_alloc_objcg(c, mcg_objcg_of(g, c->objcg_kind));
+	if (unlikely(c->flags & MCG_CACHE_ACCOUNT)) /* charge the current group */
 		return mcg_cache_alloc_current(c);
-	}
 	return mcg_cache_alloc_fast(c);
 }
 
