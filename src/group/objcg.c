@@ -152,7 +152,7 @@ static void units_back(struct mcg_objcg *x, uint64_t units, bool all_pages)
 	x->leftover = (long)(all - (uint64_t)pages * UNITS_PER_PAGE);
 	if (!pages) {
 		mcg_spin_unlock(&x->lock);
-		return; /* units were nonzero: charged still is */
+		return; /* a partial page at most: charged still covers it */
 	}
 	mcg_group_t *g = x->group;
 	mcg_group_get(g);
