@@ -103,7 +103,9 @@ struct mcg_group {
  * group layer is below reclaim/ and calls up only through these.
  */
 struct mcg_group_reclaim_ops {
-	/* Reclaim about @nr_pages from @g's subtree (MCG_RECLAIM_* flags); pages reclaimed. */
+	/* Reclaim about @nr_pages from @g's subtree (MCG_RECLAIM_* flags) because a
+	 * charge or a write met its memory.max: the goal is at least min(32,
+	 * max / 128) pages; pages reclaimed. */
 	unsigned long (*reclaim)(mcg_group_t *g, unsigned long nr_pages, unsigned flags);
 	/* OOM in @over for @nr_pages: true when the policy killed a victim (retry). */
 	bool (*oom)(mcg_group_t *over, unsigned long nr_pages);

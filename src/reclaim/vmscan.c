@@ -46,6 +46,7 @@
 
 #define DEF_PRIORITY 12
 #define SWAP_CLUSTER_MAX 32ul
+#define LIMIT_GOAL_SHIFT 7 /* reclaim at a limit: at most limit/128 (reclaim_at_limit) */
 #define MAX_RECLAIM_RETRIES 16
 #define DELAY_PRECISION_SHIFT 20
 #define DELAY_SCALING_SHIFT 14
@@ -359,7 +360,8 @@ retry:
 	}
 }
 
-static unsigned long reclaim(mcg_group_t *g, int nid, unsigned long nr_pages, unsigned flags,
+/* Reclaim @nr_to_reclaim pages (exactly that goal) from @g's subtree. */
+static unsigned long reclaim(mcg_group_t *g, int nid, unsigned long nr_to_reclaim, unsigned flags,
                              mcg_reclaim_result_t *res)
 {
 	mcg_reclaim_init();
@@ -367,7 +369,7 @@ static unsigned long reclaim(mcg_group_t *g, int nid, unsigned long nr_pages, un
 		g = mcg_group_root();
 	struct scan_control sc = {
 	        .target = g,
-	        .nr_to_reclaim = MCG_MAX(nr_pages, SWAP_CLUSTER_MAX),
+	        .nr_to_reclaim = nr_to_reclaim,
 	        .nid = nid,
 	        .flags = flags,
 	};
@@ -391,7 +393,7 @@ static unsigned long reclaim(mcg_group_t *g, int nid, unsigned long nr_pages, un
 mcg_public unsigned long mcg_reclaim_ex(mcg_group_t *g, unsigned long nr_pages, unsigned flags,
                                         mcg_reclaim_result_t *res)
 {
-	return reclaim(g, -1, nr_pages, flags, res);
+	return reclaim(g, -1, MCG_MAX(nr_pages, SWAP_CLUSTER_MAX), flags, res);
 }
 
 mcg_public unsigned long mcg_reclaim_node(mcg_group_t *g, unsigned nid, unsigned long nr_pages,
@@ -402,7 +404,7 @@ mcg_public unsigned long mcg_reclaim_node(mcg_group_t *g, unsigned nid, unsigned
 			*res = (mcg_reclaim_result_t){.priority = DEF_PRIORITY};
 		return 0;
 	}
-	return reclaim(g, (int)nid, nr_pages, flags, res);
+	return reclaim(g, (int)nid, MCG_MAX(nr_pages, SWAP_CLUSTER_MAX), flags, res);
 }
 
 mcg_public unsigned long mcg_reclaim(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
@@ -451,14 +453,33 @@ mcg_public unsigned long mcg_reclaim_high_delay_ms(mcg_group_t *g, unsigned long
 	return d <= HZ / 100 ? 0 : d;
 }
 
+/*
+ * Reclaim @nr_pages from @g because a charge met @limit (its max or high).
+ * The goal's floor is the kernel's SWAP_CLUSTER_MAX or 1/128 of the limit,
+ * whichever is less (at least a page): reclaim overshoots its goal, so a
+ * group at its limit saws between limit - goal and limit and holds
+ * goal / 2 less than it may on average - 16 pages, 3.5 % of a 451-page
+ * group with the kernel's 32 (postmark's sixteen tenants then held 3.5 %
+ * fewer files than one root group with the sum of their budgets, and read
+ * back 3.5 % more).
+ */
+static unsigned long reclaim_at_limit(mcg_group_t *g, unsigned long nr_pages, long limit,
+                                      unsigned flags)
+{
+	unsigned long floor = limit > 0 ? (unsigned long)limit >> LIMIT_GOAL_SHIFT : 0;
+	floor = MCG_MIN(MCG_MAX(floor, 1ul), SWAP_CLUSTER_MAX);
+	return reclaim(g, -1, MCG_MAX(nr_pages, floor), flags, NULL);
+}
+
 /* reclaim_high(): @nr_pages from every group over high, @g and up. */
 static unsigned long reclaim_high(mcg_group_t *g, unsigned long nr_pages)
 {
 	unsigned long reclaimed = 0;
 	for (; g; g = g->parent) {
-		if (mcg_page_counter_read(&g->memory) <= mcg_page_counter_get(&g->memory, high))
+		long high = mcg_page_counter_get(&g->memory, high);
+		if (mcg_page_counter_read(&g->memory) <= high)
 			continue;
-		reclaimed += mcg_reclaim(g, nr_pages, MCG_RECLAIM_DIRECT);
+		reclaimed += reclaim_at_limit(g, nr_pages, high, MCG_RECLAIM_DIRECT);
 	}
 	return reclaimed;
 }
@@ -578,7 +599,7 @@ static int proactive(mcg_group_t *g, unsigned long nr_to_reclaim)
 
 static unsigned long ops_reclaim(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
 {
-	return mcg_reclaim(g, nr_pages, flags);
+	return reclaim_at_limit(g, nr_pages, mcg_page_counter_get(&g->memory, max), flags);
 }
 
 static void ops_offline(mcg_group_t *g) { mcg_list_lru_reparent(g); }
