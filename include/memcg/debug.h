@@ -18,7 +18,7 @@ typedef enum mcg_report_kind {
 	MCG_REPORT_FOREIGN_PTR,      /**< pointer the allocator does not own */
 	MCG_REPORT_WRONG_CACHE,      /**< object of another cache */
 	MCG_REPORT_MISALIGNED,       /**< pointer inside, not at the start of, an object */
-	MCG_REPORT_FREELIST_CORRUPT, /**< a free object's encoded link was overwritten */
+	MCG_REPORT_FREELIST_CORRUPT, /**< never reported: slabs keep no links in free objects */
 	MCG_REPORT_POISON_CORRUPT,   /**< a free object was written (use after free) */
 	MCG_REPORT_REDZONE_CORRUPT,  /**< bytes after an object were written (overflow) */
 	MCG_REPORT_LEAK,             /**< object still allocated at cache destroy */

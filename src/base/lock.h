@@ -19,7 +19,7 @@ enum mcg_lock_rank {
 	MCG_RANK_GROUP_TREE = 15, /* group hierarchy (create/remove/iterate) */
 	MCG_RANK_PCPU = 20,       /* one CPU's array of one cache */
 	MCG_RANK_NODE = 30,       /* one cache's slab lists on one node */
-	MCG_RANK_SLAB = 35,       /* one slab: freelist, bitmap, inuse (spin) */
+	MCG_RANK_SLAB = 35,       /* one slab: bitmap, hint, inuse (spin) */
 	MCG_RANK_PAGE = 40,       /* the page allocator of one node */
 	MCG_RANK_OBJCG = 45,      /* one objcg: its group and charges (spin) */
 	MCG_RANK_LRU = 80,        /* one list of a list_lru (child before parent on reparent) */

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 #include "base/fault.h"
 #include "base/log.h"
@@ -196,17 +195,6 @@ int mcg_slab_init(void)
 	return slab_init_error;
 }
 
-static uintptr_t cache_secret(const void *c)
-{
-	uintptr_t r = 0;
-	const unsigned char *rnd = (const unsigned char *)getauxval(AT_RANDOM);
-	if (rnd)
-		memcpy(&r, rnd + 8, sizeof(r));
-	r ^= (uintptr_t)c * 0x9e3779b97f4a7c15ull;
-	r ^= mcg_os_now_ns();
-	return r | 1;
-}
-
 /* Slab geometry: the smallest span of units with >= 8 objects and <= 1/8 waste. */
 static unsigned slab_units_for(size_t slot)
 {
@@ -238,15 +226,9 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	if (flags & MCG_CACHE_HWCACHE_ALIGN)
 		align = MCG_MAX(align, (size_t)MCG_CACHELINE);
 	bool debug = flags & (MCG_CACHE_POISON | MCG_CACHE_REDZONE);
-	size_t slot, link;
-	if (debug || ctor) {
-		/* The free link lives after the object (and its red zone). */
-		link = MCG_ALIGN_UP(size, 8) + ((flags & MCG_CACHE_REDZONE) ? 8 : 0);
-		slot = MCG_ALIGN_UP(link + 8, align);
-	} else {
-		link = 0;
-		slot = MCG_ALIGN_UP(MCG_MAX(size, (size_t)MCG_MIN_SLOT), align);
-	}
+	/* A red zone: the object's padding to 8 bytes and 8 more. */
+	size_t redzone = (flags & MCG_CACHE_REDZONE) ? MCG_ALIGN_UP(size, 8) + 8 - size : 0;
+	size_t slot = MCG_ALIGN_UP(MCG_MAX(size + redzone, (size_t)MCG_MIN_SLOT), align);
 	slot = MCG_ALIGN_UP(slot, 8);
 	unsigned units = slab_units_for(slot);
 	size_t objs = units * MCG_UNIT_SIZE / slot;
@@ -278,14 +260,13 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	                                                : MCG_OBJCG_SLAB_UNRECLAIMABLE;
 	/* The slot and its vector entry (exactly: a unit is the entry's size). */
 	c->charge_units = (uint32_t)((slot + sizeof(mcg_objcg_id_t)) / MCG_OBJCG_UNIT);
-	c->secret = cache_secret(c);
 	c->cpu_cap = cap;
 	c->batch = MCG_MAX(1u, MCG_MIN(cap / 2, (uint32_t)MCG_BATCH_MAX));
 	c->objs_per_slab = (uint32_t)objs;
 	c->slab_units = units;
 	c->object_size = size;
 	c->align = align;
-	c->link_offset = link;
+	c->redzone = redzone;
 	c->ctor = ctor;
 	c->slot_mem = (void **)(mem + off_slots);
 	c->meta_bytes = total;

@@ -58,12 +58,11 @@ static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mc
 		mcg_cache_free_slow(c, obj, s, MCG_FREE_MISALIGNED);
 		return;
 	}
-	/* The flush that takes it back to its slab writes its link (and reads
-	 * and clears its vector entry): their lines are on their way by then. */
-	__builtin_prefetch((char *)obj + c->link_offset, 1);
 	uint32_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
 	uintptr_t tag = v ? MCG_SLOT_CHARGED : 0;
 	if (unlikely(tag)) {
+		/* The flush that takes it back to its slab reads and clears
+		 * its vector entry: the line is on its way by then. */
 		__builtin_prefetch(&v[idx], 1);
 		if (unlikely(mcg_reclaim_state_current)) {
 			mcg_cache_free_reclaim(c, s, obj, idx);

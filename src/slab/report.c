@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * slab/report.c - corruption reports: double free, foreign pointer, freelist
+ * slab/report.c - corruption reports: double free, foreign pointer, poison
  * and red-zone damage, leaks at destroy.  One handler, process-wide.
  */
 #include <stdlib.h>

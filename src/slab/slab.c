@@ -16,22 +16,6 @@
 
 #define POISON_FREE 0x6b
 
-/* SLUB's hardened freelist: a link is stored xor a secret xor its address. */
-static inline void *freelist_encode(uintptr_t secret, void *v, void **at)
-{
-	return (void *)((uintptr_t)v ^ secret ^ __builtin_bswap64((uintptr_t)at));
-}
-
-static inline void *freelist_code(const struct mcg_cache *c, void *v, void **at)
-{
-	return freelist_encode(c->secret, v, at);
-}
-
-static inline void **link_of(const struct mcg_cache *c, void *obj)
-{
-	return (void **)((char *)obj + c->link_offset);
-}
-
 static void slab_set_list(struct mcg_cache_node *cn, struct mcg_slab *s, uint8_t list)
 {
 	switch (s->list) {
@@ -66,7 +50,7 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 	struct mcg_slab *s = (struct mcg_slab *)ch->meta[u];
 	/* Every field but the lock, which is unlocked whenever nobody holds it
 	 * (and zero, i.e. unlocked, in a fresh descriptor page). */
-	s->freelist = NULL;
+	s->hint = 0;
 	s->inuse = 0;
 	s->carved = 0;
 	s->list = 0;
@@ -81,6 +65,8 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 	s->bitmap = ch->bitmap[u];
 	memset(s->bitmap, 0, (size_t)c->slab_units * MCG_UNIT_BITMAP_WORDS * 8);
 	s->nobjs = c->objs_per_slab;
+	if (s->nobjs % 64) /* no objects there: never free */
+		s->bitmap[s->nobjs / 64] = ~0ull << (s->nobjs % 64);
 	s->node = (uint16_t)node;
 	s->units = (uint8_t)c->slab_units;
 	mcg_list_init(&s->link);
@@ -105,64 +91,37 @@ static void slab_release(struct mcg_slab *s)
 	mcg_pages_free(base, units);
 }
 
-/* One object out of @s, or NULL if it has none (or its freelist is corrupt). */
-static void *slab_alloc_one(struct mcg_cache *c, struct mcg_slab *s, bool *fresh)
-{
-	void *obj;
-	if (s->freelist) {
-		obj = s->freelist;
-		void **at = link_of(c, obj);
-		void *next = freelist_code(c, *at, at);
-		if (next && (mcg_slab_of(next) != s || mcg_slab_index(s, next) < 0)) {
-			mcg_report(MCG_REPORT_FREELIST_CORRUPT, c, obj);
-			next = NULL; /* the rest of the list is lost, not followed */
-			s->carved = s->nobjs;
-		}
-		s->freelist = next;
-		*fresh = false;
-	} else if (s->carved < s->nobjs) {
-		obj = s->base + (size_t)s->carved++ * c->slot_size;
-		*fresh = true;
-	} else {
-		return NULL;
-	}
-	long idx = mcg_slab_index(s, obj);
-	uint64_t bit = 1ull << (idx & 63);
-	if (s->bitmap[idx >> 6] & bit) {
-		/* A free link pointed at a live object. */
-		mcg_report(MCG_REPORT_FREELIST_CORRUPT, c, obj);
-		s->freelist = NULL;
-		s->carved = s->nobjs;
-		return NULL;
-	}
-	s->bitmap[idx >> 6] |= bit;
-	s->inuse++;
-	return obj;
-}
-
 /*
- * Prefetch the links of @s's free objects when there are few (at most
- * 2 x @want): the freelist is a chain through the objects themselves, so
- * taking them is one cache miss after another when they are cold (a slab
- * whose objects were freed here and there, long ago).  The bitmap knows
- * which they are without touching them: their misses then overlap.  Slab
- * lock held.
+ * Take up to @n objects out of @s into @objs, the lowest free ones first;
+ * bit @at + i of *@fresh is set if objs[i] was never used (its constructor
+ * is due).  Slab lock held.  Return: how many (fewer if @s ran out).  The
+ * objects' memory is not touched.
  */
-static void slab_prefetch_free(const struct mcg_cache *c, const struct mcg_slab *s, unsigned want)
+static unsigned slab_take(struct mcg_cache *c, struct mcg_slab *s, void **objs, unsigned n,
+                          uint64_t *fresh, unsigned at)
 {
-	uint32_t nfree = s->carved - s->inuse; /* on the freelist */
-	if (!s->freelist || nfree > 2 * want)
-		return;
-	uint32_t words = (s->carved + 63) / 64;
-	for (uint32_t wi = 0; wi < words && nfree; wi++) {
-		uint64_t clear = ~s->bitmap[wi];
-		if (wi == words - 1 && s->carved % 64)
-			clear &= (1ull << (s->carved % 64)) - 1; /* not carved: not free yet */
-		for (; clear && nfree; clear &= clear - 1, nfree--) {
-			size_t idx = (size_t)wi * 64 + (size_t)__builtin_ctzll(clear);
-			__builtin_prefetch(s->base + idx * c->slot_size + c->link_offset);
+	const uint32_t words = (s->nobjs + 63) / 64, slot = c->slot_size;
+	uint32_t wi = s->hint, carved = s->carved;
+	unsigned got = 0;
+	for (; wi < words && got < n; wi++) {
+		uint64_t w = s->bitmap[wi];
+		for (uint64_t clear = ~w; clear && got < n; clear &= clear - 1) {
+			uint32_t idx = wi * 64 + (uint32_t)__builtin_ctzll(clear);
+			w |= clear & -clear;
+			if (idx >= carved) {
+				*fresh |= 1ull << (at + got);
+				carved = idx + 1;
+			}
+			objs[got++] = s->base + (size_t)idx * slot;
 		}
+		s->bitmap[wi] = w;
+		if (~w)
+			break; /* this word still has free objects: the hint stays */
 	}
+	s->hint = wi;
+	s->carved = carved;
+	s->inuse += got;
+	return got;
 }
 
 /* The list @s belongs on, from its state.  Slab lock held. */
@@ -170,9 +129,7 @@ static uint8_t slab_wanted_list(const struct mcg_slab *s)
 {
 	if (s->inuse == 0)
 		return MCG_SLAB_EMPTY;
-	if (!s->freelist && s->carved == s->nobjs)
-		return MCG_SLAB_FULL; /* full, or corrupt: retired */
-	return MCG_SLAB_PARTIAL;
+	return s->inuse == s->nobjs ? MCG_SLAB_FULL : MCG_SLAB_PARTIAL;
 }
 
 unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned n, uint64_t *fresh)
@@ -197,16 +154,7 @@ unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned
 			slab_set_list(cn, s, MCG_SLAB_PARTIAL);
 		}
 		mcg_spin_lock(&s->lock);
-		slab_prefetch_free(c, s, n - got);
-		while (got < n) {
-			bool f;
-			void *obj = slab_alloc_one(c, s, &f);
-			if (!obj)
-				break;
-			if (f)
-				*fresh |= 1ull << got;
-			objs[got++] = obj;
-		}
+		got += slab_take(c, s, objs + got, n - got, fresh, got);
 		uint8_t want = slab_wanted_list(s);
 		mcg_spin_unlock(&s->lock);
 		if (want != s->list)
@@ -245,9 +193,8 @@ static unsigned slab_free_one(struct mcg_cache *c, struct mcg_slab *s, void *obj
 		return 0;
 	}
 	if (unlikely(c->debug)) {
-		size_t rz = c->link_offset - c->object_size;
 		if ((c->flags & MCG_CACHE_REDZONE) &&
-		    !bytes_are((unsigned char *)obj + c->object_size, rz, 0xbb)) {
+		    !bytes_are((unsigned char *)obj + c->object_size, c->redzone, 0xbb)) {
 			mcg_report(MCG_REPORT_REDZONE_CORRUPT, c, obj);
 			return 0;
 		}
@@ -255,9 +202,7 @@ static unsigned slab_free_one(struct mcg_cache *c, struct mcg_slab *s, void *obj
 			memset(obj, POISON_FREE, c->object_size);
 	}
 	s->bitmap[idx >> 6] &= ~bit;
-	void **at = link_of(c, obj);
-	*at = freelist_code(c, s->freelist, at);
-	s->freelist = obj;
+	s->hint = MCG_MIN(s->hint, (uint32_t)(idx >> 6));
 	s->inuse--;
 	return 1;
 }
@@ -333,17 +278,15 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 	bool was_full = s->inuse == s->nobjs;
 	if (likely(!c->debug)) {
 		/* slab_free_one() unrolled for the common case: the whole flush
-		 * cost of an object is its bit, its encoded link, and its entry
-		 * if it is charged.  The cache's fields in locals: the stores
-		 * below could alias them. */
+		 * cost of an object is its bit, and its entry if it is charged;
+		 * its memory is not touched.  The cache's fields in locals: the
+		 * stores below could alias them. */
 		const uint64_t recip = c->recip;
-		const uintptr_t secret = c->secret;
-		const size_t link = c->link_offset;
 		const uint32_t units = c->charge_units;
 		char *const base = s->base;
 		uint64_t *const bitmap = s->bitmap;
 		struct charge_run run = {0};
-		void *head = s->freelist;
+		uint64_t hint = s->hint;
 		for (; i < k; i++) {
 			uintptr_t slot = (uintptr_t)objs[i];
 			char *obj = (char *)(slot & ~MCG_SLOT_CHARGED);
@@ -367,13 +310,11 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 				}
 			}
 			*w &= ~bit;
-			void **at = (void **)(obj + link);
-			*at = freelist_encode(secret, head, at);
-			head = obj;
+			hint = MCG_MIN(hint, idx >> 6);
 			freed++;
 		}
 		charge_run_close(&run, ch);
-		s->freelist = head;
+		s->hint = (uint32_t)hint;
 		s->inuse -= freed;
 	} else {
 		for (; i < k; i++) {
@@ -461,7 +402,7 @@ void *mcg_debug_alloc(struct mcg_cache *c)
 		mcg_report(MCG_REPORT_POISON_CORRUPT, c, obj);
 	}
 	if (c->flags & MCG_CACHE_REDZONE)
-		memset((char *)obj + c->object_size, 0xbb, c->link_offset - c->object_size);
+		memset((char *)obj + c->object_size, 0xbb, c->redzone);
 	return obj;
 }
 

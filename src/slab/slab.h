@@ -17,8 +17,12 @@
  *   - A slab is on exactly one of its node's lists: empty (inuse == 0),
  *     full (inuse == nobjs) or partial (otherwise).
  *   - Bit i of a slab's bitmap is set iff object i is out of the slab.
- *   - Objects [carved, nobjs) were never handed out; the freelist holds the
- *     free ones among [0, carved), each link encoded (freelist_encode()).
+ *   - A slab keeps nothing inside its free objects: refill takes the lowest
+ *     clear bits of the bitmap (from word `hint`, below which every word
+ *     is full), so neither a free nor a refill touches an object's memory.
+ *     Bits past nobjs in the last word are set for good.
+ *   - Objects [carved, nobjs) were never handed out (their constructor is
+ *     due); the lowest-first order hands them out in index order.
  *   - Debug caches (poison / red zone) have no CPU arrays: every operation
  *     checks its object under the node lock.
  *
@@ -26,7 +30,7 @@
  *   cache list (MCG_RANK_CACHE_LIST) -> a CPU array's lock (MCG_RANK_PCPU)
  *   -> node lock (MCG_RANK_NODE): the slab lists, which list a slab is on
  *   -> slab lock (MCG_RANK_SLAB, a spin lock in the descriptor): the slab's
- *   freelist, bitmap, inuse, carved -> page allocator (MCG_RANK_PAGE).
+ *   bitmap, hint, inuse, carved -> page allocator (MCG_RANK_PAGE).
  *   Freeing takes only slab locks (one per run of objects of one slab), so
  *   CPUs flushing into different slabs never meet; the node lock is taken
  *   only when a slab must change list (full -> partial, -> empty).  The
@@ -66,19 +70,19 @@ struct mcg_slab {
 	 * object (slab/account.c), NULL until the slab's first accounted
 	 * object (atomic pointer).  Entry i is written by whoever owns object i. */
 	uint32_t *objcgs;
-	void *freelist; /* encoded links (node lock) */
+	uint32_t hint; /* words [0, hint) of the bitmap are full (slab lock) */
+	uint32_t inuse; /* objects out of the slab (slab lock) */
 	/* Line 1: the slow paths'. */
-	uint64_t *bitmap;     /* one bit per object (node lock) */
+	uint64_t *bitmap;     /* one bit per object (slab lock) */
 	struct mcg_list link; /* on a node list (node lock) */
-	uint32_t inuse;       /* objects out of the slab (node lock) */
-	uint32_t carved;      /* objects ever handed out: [0, carved) */
+	uint32_t carved;      /* objects ever handed out: [0, carved) (slab lock) */
 	uint16_t node;
 	uint8_t list; /* enum mcg_slab_list (node lock) */
 	uint8_t units;
 	uint32_t pinned; /* list fix-ups pending: not releasable (slab lock) */
 	mcg_spin_t lock; /* zero when the descriptor is fresh: unlocked */
 };
-_Static_assert(__builtin_offsetof(struct mcg_slab, freelist) == 56, "a free reads line 0 only");
+_Static_assert(__builtin_offsetof(struct mcg_slab, inuse) == 60, "a free reads line 0 only");
 _Static_assert(sizeof(struct mcg_slab) <= MCG_UNIT_META_SIZE, "slab descriptor size");
 
 struct mcg_cache_node {
@@ -98,14 +102,13 @@ struct mcg_cache {
 	uint8_t objcg_kind;    /* enum mcg_objcg_kind of accounted objects */
 	uint32_t charge_units; /* MCG_OBJCG_UNITs an accounted object charges */
 	/* Slow path. */
-	uintptr_t secret; /* freelist encoding key */
 	uint32_t cpu_cap; /* array capacity */
 	uint32_t batch;   /* objects per refill / flush */
 	uint32_t objs_per_slab;
 	uint32_t slab_units; /* units per slab, a power of two */
 	size_t object_size;  /* as asked */
 	size_t align;
-	size_t link_offset; /* where a free object keeps its link */
+	size_t redzone;     /* red zone bytes after each object (MCG_CACHE_REDZONE) */
 	mcg_ctor_t ctor;
 	struct mcg_list link; /* global cache list */
 	void **slot_mem;      /* all CPUs' slot arrays, one mapping */
