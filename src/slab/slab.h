@@ -70,7 +70,7 @@ struct mcg_slab {
 	 * object (slab/account.c), NULL until the slab's first accounted
 	 * object (atomic pointer).  Entry i is written by whoever owns object i. */
 	uint32_t *objcgs;
-	uint32_t hint; /* words [0, hint) of the bitmap are full (slab lock) */
+	uint32_t hint;  /* words [0, hint) of the bitmap are full (slab lock) */
 	uint32_t inuse; /* objects out of the slab (slab lock) */
 	/* Line 1: the slow paths'. */
 	uint64_t *bitmap;     /* one bit per object (slab lock) */
@@ -108,7 +108,7 @@ struct mcg_cache {
 	uint32_t slab_units; /* units per slab, a power of two */
 	size_t object_size;  /* as asked */
 	size_t align;
-	size_t redzone;     /* red zone bytes after each object (MCG_CACHE_REDZONE) */
+	size_t redzone; /* red zone bytes after each object (MCG_CACHE_REDZONE) */
 	mcg_ctor_t ctor;
 	struct mcg_list link; /* global cache list */
 	void **slot_mem;      /* all CPUs' slot arrays, one mapping */
