@@ -45,7 +45,7 @@ struct mcg_pcpu_stack {
 	uint32_t touched; /* slow path ran since the last reap (relaxed) */
 	uint32_t lo;      /* pop only while cur > lo (0, or MCG_PCPU_STOPPED) (8) */
 	uint32_t hi;      /* push only while cur < hi (capacity, or 0 stopped) (12) */
-	void **slots;     /* capacity entries (16) */
+	void **slots;     /* capacity entries, after a NULL one: slots[-1] (16) */
 	mcg_lock_t lock;  /* locked mode: the data; rseq mode: remote owners */
 } __attribute__((aligned(MCG_PCPU_STRIDE)));
 
@@ -131,11 +131,9 @@ retry:
 	                       "cmpl %%edx, %%ecx\n\t"     /* cur >= hi: full or stopped */
 	                       "jae %l[full]\n\t"
 	                       "movq 16(%%rax), %%rdx\n\t" /* slots */
-	                       "testl %%ecx, %%ecx\n\t"
-	                       "jz 5f\n\t"
-	                       "cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t" /* freed twice in a row? */
+	                       /* freed twice in a row?  (slots[-1] is NULL) */
+	                       "cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t"
 	                       "je %l[dfree]\n\t"
-	                       "5:\n\t"
 	                       "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
 	                       "addl $1, %%ecx\n\t"
 	                       "movl %%ecx, (%%rax)\n\t" /* commit cur+1 */

@@ -11,7 +11,7 @@
  *    starts at MCG_UNIT_SIZE (or its alignment) so the descriptor area of
  *    the header stays untouched zero: a slab lookup of a LARGE block's
  *    address finds "no slab" without testing the kind.
- * A process-wide bitmap with one bit per possible chunk says which chunks
+ * A process-wide map with one byte per possible chunk says which chunks
  * are memcg's: the O(1) test that rejects foreign pointers.
  *
  * Glossary: unit = MCG_UNIT_SIZE bytes; span = 2^k contiguous units.
@@ -30,8 +30,10 @@
 #define MCG_UNIT_SHIFT 16
 #define MCG_UNIT_SIZE (1ul << MCG_UNIT_SHIFT)
 #define MCG_UNITS_PER_CHUNK (1u << (MCG_CHUNK_SHIFT - MCG_UNIT_SHIFT))
-#define MCG_UNIT_META_SIZE 128 /* bytes of descriptor per unit (slab layer) */
-#define MCG_MIN_SLOT 16        /* smallest object slot: bitmap sizing */
+#define MCG_UNIT_META_SHIFT 7
+#define MCG_UNIT_META_SIZE                                                                         \
+	(1u << MCG_UNIT_META_SHIFT) /* bytes of descriptor per unit (slab layer) */
+#define MCG_MIN_SLOT 16             /* smallest object slot: bitmap sizing */
 #define MCG_UNIT_BITMAP_WORDS (MCG_UNIT_SIZE / MCG_MIN_SLOT / 64)
 #define MCG_VA_BITS 47
 #define MCG_CHUNK_MAGIC 0x6d636763u /* "mcgc" */
@@ -57,21 +59,26 @@ struct mcg_chunk {
 _Static_assert(offsetof(struct mcg_chunk, meta) == 256, "chunk header layout");
 _Static_assert(sizeof(struct mcg_chunk) <= MCG_UNIT_SIZE, "header fits unit 0");
 
-#define MCG_CHUNK_MAP_WORDS ((1ul << (MCG_VA_BITS - MCG_CHUNK_SHIFT)) / 64)
+#define MCG_CHUNK_MAP_SIZE (1ul << (MCG_VA_BITS - MCG_CHUNK_SHIFT))
 
-/* One bit per possible chunk: 4 MiB of zero-fill bss, touched only where
- * chunks live.  Static, so the fast path indexes it directly. */
-extern mcg_hidden uint64_t mcg_chunk_map_[MCG_CHUNK_MAP_WORDS];
+/* One byte per possible chunk (nonzero: memcg's): 32 MiB of zero-fill bss,
+ * touched only where chunks live.  Bytes, not bits: the fast path's test is
+ * one load and compare.  Static, so the fast path indexes it directly. */
+extern mcg_hidden uint8_t mcg_chunk_map_[MCG_CHUNK_MAP_SIZE];
+
+/* Is the chunk of index @idx (an address >> MCG_CHUNK_SHIFT) memcg's? */
+static inline bool mcg_chunk_idx_owned(uintptr_t idx)
+{
+	/* One compare rejects addresses past the 47-bit user space too. */
+	return likely(idx < MCG_CHUNK_MAP_SIZE) &&
+	       __atomic_load_n(&mcg_chunk_map_[idx], __ATOMIC_ACQUIRE);
+}
 
 /** mcg_chunk_of - the memcg chunk holding @p, or NULL if memcg does not own it. */
 static inline struct mcg_chunk *mcg_chunk_of(const void *p)
 {
 	uintptr_t a = (uintptr_t)p;
-	uintptr_t idx = a >> MCG_CHUNK_SHIFT;
-	if (unlikely(a >> MCG_VA_BITS))
-		return NULL;
-	uint64_t w = __atomic_load_n(&mcg_chunk_map_[idx >> 6], __ATOMIC_ACQUIRE);
-	if (unlikely(!(w & (1ull << (idx & 63)))))
+	if (unlikely(!mcg_chunk_idx_owned(a >> MCG_CHUNK_SHIFT)))
 		return NULL;
 	return (struct mcg_chunk *)(a & ~(MCG_CHUNK_SIZE - 1));
 }
@@ -86,18 +93,18 @@ void mcg_chunk_unregister(struct mcg_chunk *c);
  */
 static inline void *mcg_chunk_slab_desc(const void *p)
 {
+	/* &chunk->meta[unit], as one shift and two masks: the unit's index is
+	 * shifted straight to its byte offset (MCG_UNIT_META_SIZE, 2^7). */
 	uintptr_t a = (uintptr_t)p;
-	struct mcg_chunk *c = (struct mcg_chunk *)(a & ~(MCG_CHUNK_SIZE - 1));
-	return c->meta[(a >> MCG_UNIT_SHIFT) & (MCG_UNITS_PER_CHUNK - 1)];
+	uintptr_t off = (a >> (MCG_UNIT_SHIFT - MCG_UNIT_META_SHIFT)) &
+	                ((uintptr_t)(MCG_UNITS_PER_CHUNK - 1) << MCG_UNIT_META_SHIFT);
+	return (char *)(a & ~(MCG_CHUNK_SIZE - 1)) + offsetof(struct mcg_chunk, meta) + off;
 }
 
 /** mcg_chunk_owned - does memcg own the chunk holding @p? */
 static inline bool mcg_chunk_owned(const void *p)
 {
-	uintptr_t idx = (uintptr_t)p >> MCG_CHUNK_SHIFT;
-	if (unlikely((uintptr_t)p >> MCG_VA_BITS))
-		return false;
-	return __atomic_load_n(&mcg_chunk_map_[idx >> 6], __ATOMIC_ACQUIRE) & (1ull << (idx & 63));
+	return mcg_chunk_idx_owned((uintptr_t)p >> MCG_CHUNK_SHIFT);
 }
 
 /** mcg_chunk_unit - the unit index of @p within its chunk @c. */

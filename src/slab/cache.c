@@ -243,7 +243,9 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	size_t off_pcpu =
 	        MCG_ALIGN_UP(off_nodes + nnodes * sizeof(struct mcg_cache_node), MCG_PCPU_STRIDE);
 	size_t off_slots = off_pcpu + (size_t)ncpu * MCG_PCPU_STRIDE;
-	size_t total = MCG_ALIGN_UP(off_slots + (size_t)ncpu * cap * sizeof(void *), 4096);
+	/* Each CPU's slots follow a NULL slot of their own: the push compares
+	 * the object with slots[cur - 1] without testing cur for 0. */
+	size_t total = MCG_ALIGN_UP(off_slots + (size_t)ncpu * (cap + 1) * sizeof(void *), 4096);
 	char *mem = mcg_os_map(total, 4096);
 	if (!mem) {
 		errno = ENOMEM;
@@ -283,7 +285,7 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
 		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
 		mcg_lock_init(&st->lock, MCG_RANK_PCPU);
-		st->slots = c->slot_mem + (size_t)cpu * cap;
+		st->slots = c->slot_mem + (size_t)cpu * (cap + 1) + 1;
 		if (debug)
 			mcg_pcpu_stack_stop(st);
 		else
