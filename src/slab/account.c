@@ -90,6 +90,10 @@ static mcg_objcg_id_t *slab_objcgs(struct mcg_slab *s)
 		mcg_free(v); /* another CPU attached one first */
 		v = none;
 	}
+	/* Every unit's descriptor, before any object is charged: the winner
+	 * and any loser both store it (the same pointer), so whoever returns
+	 * first has it everywhere. */
+	mcg_slab_set_objcgs(s, v);
 	return v;
 }
 
@@ -249,7 +253,7 @@ void mcg_slab_free_objcgs(struct mcg_slab *s)
 	mcg_objcg_id_t *v = s->objcgs;
 	if (!v)
 		return;
-	s->objcgs = NULL;
+	mcg_slab_set_objcgs(s, NULL);
 	mcg_free(v);
 }
 

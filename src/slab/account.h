@@ -50,7 +50,7 @@ static mcg_always_inline void *mcg_cache_alloc_objcg(struct mcg_cache *c, struct
 	/* Our own object: its chunk is ours, it starts a slot, and (tagged)
 	 * its slab has a vector, which lives as long as the slab. */
 	void *obj = (void *)(slot - MCG_SLOT_CHARGED);
-	struct mcg_slab *s = ((struct mcg_slab *)mcg_chunk_slab_desc(obj))->head;
+	struct mcg_slab *s = mcg_slab_unit(obj);
 	mcg_objcg_id_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
 	if (likely(v[((uint64_t)((char *)obj - s->base) * s->recip) >> MCG_RECIP_SHIFT] == x->id))
 		return obj;

@@ -40,8 +40,14 @@ mcg_public void mcg_cache_free(mcg_cache_t *c, void *obj)
 {
 	if (unlikely(!obj))
 		return;
-	struct mcg_slab *s = mcg_slab_of(obj);
-	if (unlikely(!s || s->cache != c)) {
+	if (unlikely(!mcg_chunk_owned(obj))) {
+		mcg_cache_free_slow(c, obj, NULL, MCG_FREE_UNCHECKED);
+		return;
+	}
+	/* A unit that holds no slab has cache NULL and nobjs 0: with c NULL
+	 * too, mcg_slab_index() fails and the slow path sorts it out. */
+	struct mcg_slab *s = mcg_slab_unit(obj);
+	if (unlikely(s->cache != c)) {
 		mcg_cache_free_slow(c, obj, s, MCG_FREE_UNCHECKED);
 		return;
 	}
@@ -114,7 +120,10 @@ mcg_noinline void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg
 			mcg_report(MCG_REPORT_WRONG_CACHE, c, obj);
 		}
 		return;
-	case MCG_FREE_MISALIGNED: mcg_report(MCG_REPORT_MISALIGNED, c, obj); return;
+	case MCG_FREE_MISALIGNED:
+		/* c NULL and a unit without a slab meet here (mcg_cache_free()). */
+		mcg_report(s->cache ? MCG_REPORT_MISALIGNED : MCG_REPORT_FOREIGN_PTR, c, obj);
+		return;
 	case MCG_PCPU_DOUBLE: mcg_report(MCG_REPORT_DOUBLE_FREE, c, obj); return;
 	default: break;
 	}

@@ -87,12 +87,14 @@ mcg_public void mcg_free(void *p)
 {
 	if (unlikely(!p))
 		return;
-	struct mcg_slab *s = mcg_slab_of(p);
-	if (likely(s)) {
-		mcg_cache_free_fast(s->cache, s, p);
+	struct mcg_chunk *ch = mcg_chunk_of(p);
+	struct mcg_slab *s = ch ? mcg_slab_unit(p) : NULL;
+	struct mcg_cache *c = s ? s->cache : NULL;
+	if (likely(c)) {
+		mcg_cache_free_fast(c, s, p);
 		return;
 	}
-	free_slow(p, mcg_chunk_of(p));
+	free_slow(p, ch);
 }
 
 /* ------------------------------------------------------------ accounted */

@@ -70,10 +70,27 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 	s->node = (uint16_t)node;
 	s->units = (uint8_t)c->slab_units;
 	mcg_list_init(&s->link);
-	for (unsigned i = 1; i < c->slab_units; i++)
-		__atomic_store_n(&((struct mcg_slab *)ch->meta[u + i])->head, s, __ATOMIC_RELEASE);
+	for (unsigned i = 1; i < c->slab_units; i++) {
+		struct mcg_slab *d = (struct mcg_slab *)ch->meta[u + i];
+		d->cache = c;
+		d->base = span;
+		d->pcpu = c->pcpu;
+		d->recip = c->recip;
+		d->slot_size = c->slot_size;
+		d->nobjs = s->nobjs;
+		d->objcgs = NULL;
+		__atomic_store_n(&d->head, s, __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&s->head, s, __ATOMIC_RELEASE);
 	return s;
+}
+
+void mcg_slab_set_objcgs(struct mcg_slab *s, uint32_t *v)
+{
+	struct mcg_chunk *ch = mcg_chunk_of(s->base);
+	unsigned u = mcg_chunk_unit(ch, s->base);
+	for (unsigned i = 0; i < s->units; i++)
+		__atomic_store_n(&((struct mcg_slab *)ch->meta[u + i])->objcgs, v, __ATOMIC_RELEASE);
 }
 
 /* Give slab @s (off every list) back to the page allocator.  No lock held. */
@@ -83,11 +100,13 @@ static void slab_release(struct mcg_slab *s)
 	unsigned u = mcg_chunk_unit(ch, s->base);
 	unsigned units = s->units;
 	char *base = s->base;
-	for (unsigned i = 0; i < units; i++)
-		__atomic_store_n(&((struct mcg_slab *)ch->meta[u + i])->head, NULL,
-		                 __ATOMIC_RELEASE);
-	s->cache = NULL;
 	mcg_slab_free_objcgs(s);
+	for (unsigned i = 0; i < units; i++) {
+		struct mcg_slab *d = (struct mcg_slab *)ch->meta[u + i];
+		__atomic_store_n(&d->head, NULL, __ATOMIC_RELEASE);
+		MCG_WRITE_ONCE(d->cache, NULL); /* a stale free finds no slab */
+		MCG_WRITE_ONCE(d->nobjs, 0);
+	}
 	mcg_pages_free(base, units);
 }
 

@@ -56,7 +56,12 @@
 
 enum mcg_slab_list { MCG_SLAB_EMPTY = 1, MCG_SLAB_PARTIAL, MCG_SLAB_FULL };
 
-/* Descriptor of a slab: one per unit in the chunk header (head: the first). */
+/*
+ * Descriptor of a slab: one per unit in the chunk header (head: the first).
+ * Line 0 up to objcgs is the same in every unit's descriptor, so the fast
+ * paths use the descriptor of the object's own unit (mcg_slab_unit()) and
+ * never load head; a unit that holds no slab reads cache NULL, nobjs 0.
+ */
 struct mcg_slab {
 	/* Line 0: all a free reads (copies of the cache's fields included). */
 	struct mcg_slab *head; /* first unit's descriptor; NULL: not a slab */
@@ -128,6 +133,19 @@ static inline struct mcg_slab *mcg_slab_of(const void *p)
 	struct mcg_slab *d = (struct mcg_slab *)mcg_chunk_slab_desc(p);
 	return __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
 }
+
+/**
+ * mcg_slab_unit - the descriptor of the unit holding @p, in a chunk memcg
+ * owns: its slab's line-0 fields (cache NULL if the unit holds no slab).
+ * Good for the fast paths' reads only; the slab's own state is in head.
+ */
+static inline struct mcg_slab *mcg_slab_unit(const void *p)
+{
+	return (struct mcg_slab *)mcg_chunk_slab_desc(p);
+}
+
+/** mcg_slab_set_objcgs - attach vector @v to slab @s, in every unit's descriptor. */
+void mcg_slab_set_objcgs(struct mcg_slab *s, uint32_t *v);
 
 /** mcg_slab_index - index of the object at @p, or -1 if @p is not an object start. */
 static inline long mcg_slab_index(const struct mcg_slab *s, const void *p)
