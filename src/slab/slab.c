@@ -90,7 +90,8 @@ void mcg_slab_set_objcgs(struct mcg_slab *s, uint32_t *v)
 	struct mcg_chunk *ch = mcg_chunk_of(s->base);
 	unsigned u = mcg_chunk_unit(ch, s->base);
 	for (unsigned i = 0; i < s->units; i++)
-		__atomic_store_n(&((struct mcg_slab *)ch->meta[u + i])->objcgs, v, __ATOMIC_RELEASE);
+		__atomic_store_n(&((struct mcg_slab *)ch->meta[u + i])->objcgs, v,
+		                 __ATOMIC_RELEASE);
 }
 
 /* Give slab @s (off every list) back to the page allocator.  No lock held. */
