@@ -87,14 +87,15 @@ mcg_public void mcg_free(void *p)
 {
 	if (unlikely(!p))
 		return;
-	struct mcg_chunk *ch = mcg_chunk_of(p);
-	struct mcg_slab *s = ch ? mcg_slab_unit(p) : NULL;
-	struct mcg_cache *c = s ? s->cache : NULL;
-	if (likely(c)) {
-		mcg_cache_free_fast(c, s, p);
-		return;
+	if (likely(mcg_chunk_owned(p))) {
+		struct mcg_slab *s = mcg_slab_unit(p);
+		struct mcg_cache *c = s->cache;
+		if (likely(c)) {
+			mcg_cache_free_fast(c, s, p);
+			return;
+		}
 	}
-	free_slow(p, ch);
+	free_slow(p, mcg_chunk_of(p));
 }
 
 /* ------------------------------------------------------------ accounted */
