@@ -42,17 +42,23 @@ static mcg_always_inline void mcg_objcg_give(struct mcg_objcg *x, uint64_t units
 static mcg_always_inline void *mcg_cache_alloc_objcg(struct mcg_cache *c, struct mcg_objcg *x)
 {
 	uintptr_t slot;
+	mcg_objcg_id_t *e;
 	if (unlikely(!mcg_percpu_use_rseq()) ||
-	    unlikely(!(slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu))))
+	    unlikely(!(slot = (uintptr_t)mcg_rseq_stack_pop_memo(c->pcpu, (void **)&e))))
 		return mcg_cache_alloc_objcg_slow(c, x, 0);
 	if (unlikely(!(slot & MCG_SLOT_CHARGED)))
 		return mcg_cache_alloc_objcg_slow(c, x, slot);
 	/* Our own object: its chunk is ours, it starts a slot, and (tagged)
-	 * its slab has a vector, which lives as long as the slab. */
+	 * its slab has a vector, which lives as long as the slab.  The free
+	 * that pushed it last recorded its entry, unless another push with a
+	 * record came after (mcg_rseq_stack_push_memo()). */
 	void *obj = (void *)(slot - MCG_SLOT_CHARGED);
-	struct mcg_slab *s = mcg_slab_unit(obj);
-	mcg_objcg_id_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
-	if (likely(v[((uint64_t)((char *)obj - s->base) * s->recip) >> MCG_RECIP_SHIFT] == x->id))
+	if (unlikely(!e)) {
+		struct mcg_slab *s = mcg_slab_unit(obj);
+		mcg_objcg_id_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
+		e = &v[((uint64_t)((char *)obj - s->base) * s->recip) >> MCG_RECIP_SHIFT];
+	}
+	if (likely(*e == x->id))
 		return obj;
 	return mcg_cache_alloc_objcg_slow(c, x, slot);
 }

@@ -49,6 +49,21 @@ static mcg_always_inline void mcg_cache_push(struct mcg_cache *c, struct mcg_sla
 	mcg_cache_free_locked(c, s, obj);
 }
 
+/* mcg_cache_push() of a tagged @slot, its vector entry @e recorded with it
+ * (account.h: an accounted allocation that pops it again reads @e). */
+static mcg_always_inline void mcg_cache_push_tagged(struct mcg_cache *c, struct mcg_slab *s,
+                                                    uintptr_t slot, uint32_t *e)
+{
+	if (likely(mcg_percpu_use_rseq())) {
+		int r = mcg_rseq_stack_push_memo(s->pcpu, (void *)slot, e);
+		if (likely(r == MCG_PCPU_OK))
+			return;
+		mcg_cache_free_slow(c, (void *)slot, s, r);
+		return;
+	}
+	mcg_cache_free_locked(c, s, (void *)slot);
+}
+
 /* Free @obj, known to lie in slab @s of cache @c. */
 static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mcg_slab *s,
                                                   void *obj)
@@ -59,17 +74,18 @@ static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mc
 		return;
 	}
 	uint32_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
-	uintptr_t tag = v ? MCG_SLOT_CHARGED : 0;
-	if (unlikely(tag)) {
-		/* The flush that takes it back to its slab reads and clears
-		 * its vector entry: the line is on its way by then. */
-		__builtin_prefetch(&v[idx], 1);
-		if (unlikely(mcg_reclaim_state_current)) {
-			mcg_cache_free_reclaim(c, s, obj, idx);
-			return;
-		}
+	if (likely(!v)) {
+		mcg_cache_push(c, s, obj);
+		return;
 	}
-	mcg_cache_push(c, s, (void *)((uintptr_t)obj | tag));
+	/* The flush that takes it back to its slab reads and clears its
+	 * vector entry: the line is on its way by then. */
+	__builtin_prefetch(&v[idx], 1);
+	if (unlikely(mcg_reclaim_state_current)) {
+		mcg_cache_free_reclaim(c, s, obj, idx);
+		return;
+	}
+	mcg_cache_push_tagged(c, s, (uintptr_t)obj | MCG_SLOT_CHARGED, &v[idx]);
 }
 
 #endif /* MCG_SLAB_CACHE_FAST_H */
