@@ -98,15 +98,22 @@ static inline struct mcg_pcpu_stack *mcg_pcpu_stack_of(struct mcg_pcpu_stack *ba
 	"shlq $7, %%rax\n\t"                                                                       \
 	"addq %[base], %%rax\n\t"
 
-/* Pop this CPU's top object; NULL if the stack is empty or stopped. */
+/*
+ * Pop this CPU's top object; NULL if the stack is empty or stopped.
+ * The output is zeroed before the jump to `empty`: GCC takes an asm goto's
+ * outputs as unspecified at its labels, so it may merge `return NULL` there
+ * with `return obj` - it did, in the ASan build (-O1), returning a stale
+ * register from an empty stack (test_pcpu_stack caught it).
+ */
 static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *base)
 {
 	void *obj;
 retry:
 	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%edx\n\t" /* lo, before cur (see above) */
-	                              "movl (%%rax), %%ecx\n\t"  /* cur */
-	                              "cmpl %%edx, %%ecx\n\t"    /* cur <= lo: empty or stopped */
+	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%edx\n\t"  /* lo, before cur (see above) */
+	                              "movl (%%rax), %%ecx\n\t"   /* cur */
+	                              "xorl %k[obj], %k[obj]\n\t" /* NULL at empty: see below */
+	                              "cmpl %%edx, %%ecx\n\t"     /* cur <= lo: empty or stopped */
 	                              "jbe %l[empty]\n\t"
 	                              "subl $1, %%ecx\n\t"
 	                              "movq 16(%%rax), %[obj]\n\t"        /* slots */
@@ -204,9 +211,11 @@ static inline void *mcg_rseq_stack_pop_memo(struct mcg_pcpu_stack *base, void **
 	void *obj, *m;
 retry:
 	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%edx\n\t" /* lo, before cur (see above) */
-	                              "movl (%%rax), %%ecx\n\t"  /* cur */
-	                              "cmpl %%edx, %%ecx\n\t"    /* cur <= lo: empty or stopped */
+	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%edx\n\t"  /* lo, before cur (see above) */
+	                              "movl (%%rax), %%ecx\n\t"   /* cur */
+	                              "xorl %k[obj], %k[obj]\n\t" /* NULLs at empty (see */
+	                              "xorl %k[m], %k[m]\n\t"     /* mcg_rseq_stack_pop()) */
+	                              "cmpl %%edx, %%ecx\n\t"     /* cur <= lo: empty or stopped */
 	                              "jbe %l[empty]\n\t"
 	                              "subl $1, %%ecx\n\t"
 	                              "movq 16(%%rax), %[obj]\n\t"        /* slots */

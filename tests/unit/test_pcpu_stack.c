@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_pcpu_stack.c - the per-CPU stacks' rseq sections (base/pcpu_stack.h):
+ * push and pop, full and empty, the double-free test on the top slot (an
+ * empty stack compares with its NULL slot below), stop and start, and the
+ * record of the last push with a memo: a pop gets the memo only if that
+ * push pushed the object it pops.  Pinned to CPU 0.  rseq only: the locked
+ * twins have no record (the accounted fast path does not run there).
+ */
+#include <sched.h>
+
+#include "base/pcpu_stack.h"
+#include "os/os.h"
+#include "test.h"
+
+enum { CAP = 4 };
+
+static struct mcg_pcpu_stack *base;
+static void **slot_mem;
+
+static void pin_cpu0(void)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *pop(void **memo) { return mcg_rseq_stack_pop_memo(base, memo); }
+
+static void test_push_pop(void)
+{
+	int a, b;
+	void *m = (void *)1;
+	CHECK(pop(&m) == NULL);
+	CHECK(m == NULL);
+	CHECK_EQ(mcg_rseq_stack_push(base, &a), MCG_PCPU_OK);
+	CHECK_EQ(mcg_rseq_stack_push(base, &a), MCG_PCPU_DOUBLE); /* the top again */
+	CHECK_EQ(mcg_rseq_stack_push(base, &b), MCG_PCPU_OK);
+	CHECK_EQ(mcg_rseq_stack_push(base, &a), MCG_PCPU_OK); /* not the top: the flush's job */
+	CHECK_EQ(mcg_rseq_stack_push(base, &b), MCG_PCPU_OK);
+	CHECK_EQ(mcg_rseq_stack_push(base, &a), MCG_PCPU_FAIL); /* full */
+	CHECK(mcg_rseq_stack_pop(base) == &b);
+	CHECK(mcg_rseq_stack_pop(base) == &a);
+	CHECK(mcg_rseq_stack_pop(base) == &b);
+	CHECK(mcg_rseq_stack_pop(base) == &a);
+	CHECK(mcg_rseq_stack_pop(base) == NULL); /* empty: NULL, not a stale register */
+	CHECK_EQ(base->cur, 0);
+}
+
+static void test_memo(void)
+{
+	int a, b, c, ma, mc;
+	void *m;
+	/* The record names the last push with a memo. */
+	CHECK_EQ(mcg_rseq_stack_push_memo(base, &a, &ma), MCG_PCPU_OK);
+	CHECK_EQ(mcg_rseq_stack_push(base, &b), MCG_PCPU_OK);
+	CHECK(pop(&m) == &b);
+	CHECK(m == NULL); /* b was pushed without one */
+	CHECK(pop(&m) == &a);
+	CHECK(m == &ma);
+	/* A later push with a memo replaces it. */
+	CHECK_EQ(mcg_rseq_stack_push_memo(base, &a, &ma), MCG_PCPU_OK);
+	CHECK_EQ(mcg_rseq_stack_push_memo(base, &c, &mc), MCG_PCPU_OK);
+	CHECK(pop(&m) == &c);
+	CHECK(m == &mc);
+	CHECK(pop(&m) == &a);
+	CHECK(m == NULL); /* the record names c */
+	/* Double free and full, as the plain push; the record is kept. */
+	CHECK_EQ(mcg_rseq_stack_push_memo(base, &a, &ma), MCG_PCPU_OK);
+	CHECK_EQ(mcg_rseq_stack_push_memo(base, &a, &mc), MCG_PCPU_DOUBLE);
+	CHECK(base->memo == &ma);
+	for (int i = 1; i < CAP; i++)
+		CHECK_EQ(mcg_rseq_stack_push(base, i % 2 ? &b : &c), MCG_PCPU_OK);
+	CHECK_EQ(mcg_rseq_stack_push_memo(base, &c, &mc), MCG_PCPU_FAIL);
+	CHECK(base->memo_obj == &a);
+	while (pop(&m))
+		;
+	CHECK(m == NULL);
+}
+
+static void test_stopped(void)
+{
+	int a, ma;
+	void *m;
+	CHECK_EQ(mcg_rseq_stack_push_memo(base, &a, &ma), MCG_PCPU_OK);
+	mcg_lock(&base->lock);
+	mcg_pcpu_stack_stop(base);
+	CHECK(pop(&m) == NULL);
+	CHECK_EQ(mcg_rseq_stack_push_memo(base, &a, &ma), MCG_PCPU_FAIL);
+	mcg_pcpu_stack_start(base, CAP);
+	mcg_unlock(&base->lock);
+	CHECK(pop(&m) == &a);
+	CHECK(m == &ma);
+}
+
+int main(void)
+{
+	mcg_percpu_init();
+	if (!mcg_percpu_use_rseq()) {
+		fprintf(stderr, "no rseq here: nothing to test\n");
+		return 0;
+	}
+	pin_cpu0();
+	unsigned ncpu = mcg_os_nr_cpus();
+	base = mcg_os_map(MCG_ALIGN_UP((size_t)ncpu << MCG_PCPU_SHIFT, 4096), 4096);
+	slot_mem = mcg_os_map(MCG_ALIGN_UP((size_t)ncpu * (CAP + 1) * sizeof(void *), 4096), 4096);
+	if (!base || !slot_mem)
+		return 1;
+	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
+		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(base, cpu);
+		mcg_lock_init(&st->lock, MCG_RANK_PCPU);
+		st->slots = slot_mem + (size_t)cpu * (CAP + 1) + 1; /* after a NULL slot */
+		mcg_pcpu_stack_start(st, CAP);
+	}
+	RUN(test_push_pop);
+	RUN(test_memo);
+	RUN(test_stopped);
+	return test_done();
+}
