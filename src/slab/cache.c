@@ -392,7 +392,7 @@ mcg_public int mcg_cache_stats(mcg_cache_t *c, mcg_cache_stats_t *st)
 		st->num_slabs += slabs;
 		st->active_slabs += cn->nr_partial + cn->nr_full;
 		st->num_objs += slabs * c->objs_per_slab;
-		out += __atomic_load_n(&cn->inuse, __ATOMIC_RELAXED);
+		out += mcg_node_objects_out(c, n);
 		mcg_unlock(&cn->lock);
 	}
 	if (!c->debug) {

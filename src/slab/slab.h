@@ -94,7 +94,6 @@ struct mcg_cache_node {
 	mcg_lock_t lock;
 	struct mcg_list partial, full, empty;
 	size_t nr_partial, nr_full, nr_empty;
-	size_t inuse; /* objects out of this node's slabs (atomic: frees skip the node lock) */
 } mcg_cacheline_aligned;
 
 struct mcg_cache {
@@ -166,6 +165,9 @@ unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned
  *  of tagged ones leave with them (struct mcg_charges).  Double frees
  *  are reported.  @objs is scratch: it may be changed. */
 void mcg_node_put(struct mcg_cache *c, void **objs, unsigned n);
+/** Objects out of @node's slabs (held or in CPU arrays), summed over its
+ *  slabs (node lock held): exact at rest, a snapshot while frees run. */
+size_t mcg_node_objects_out(struct mcg_cache *c, unsigned node);
 /** Release the node's empty slabs beyond @keep (at most @max); return bytes. */
 size_t mcg_node_release_empty(struct mcg_cache *c, unsigned node, size_t keep, size_t max);
 /** Run the constructor on the fresh objects of a batch. */

@@ -72,7 +72,9 @@ static void test_fake_numa(void)
 		memset(objs[i], 7, 128);
 		CHECK_EQ(mcg_slab_of(objs[i])->node, na);
 	}
-	CHECK(c->nodes[na].inuse >= N);
+	mcg_lock(&c->nodes[na].lock);
+	CHECK(mcg_node_objects_out(c, na) >= N);
+	mcg_unlock(&c->nodes[na].lock);
 	if (b < 0) {
 		fprintf(stderr, "one node among the allowed CPUs: cross-node free not tested\n");
 	} else {
@@ -82,7 +84,9 @@ static void test_fake_numa(void)
 			mcg_cache_free(c, objs[i]);
 		mcg_cache_shrink(c);
 		/* Back to node @na's slabs; node @nb never had any. */
-		CHECK_EQ(c->nodes[na].inuse, 0);
+		mcg_lock(&c->nodes[na].lock);
+		CHECK_EQ(mcg_node_objects_out(c, na), 0);
+		mcg_unlock(&c->nodes[na].lock);
 		CHECK_EQ(c->nodes[nb].nr_partial + c->nodes[nb].nr_full + c->nodes[nb].nr_empty, 0);
 		/* Allocating on @nb now takes slabs of @nb. */
 		void *o = mcg_cache_alloc(c);
