@@ -767,8 +767,7 @@ static int pair_args(const struct ctx *x, int cfg, char buf[][32], const char **
 }
 
 /* The accounted variants, each timed against its base in one process. */
-static const char *const pair_ab_names[] = {"accounted", "accounted-explicit",
-                                            "kmalloc-accounted"};
+static const char *const pair_ab_names[] = {"accounted", "accounted-explicit", "kmalloc-accounted"};
 #define NR_PAIR_AB 3
 
 static int pair_ab_args(const struct ctx *x, int cfg, char buf[][32], const char **a)
