@@ -23,6 +23,7 @@ mcg_lock_t mcg_group_tree_lock;
 const struct mcg_group_reclaim_ops *mcg_group_reclaim_ops;
 mcg_tls struct mcg_reclaim_state *mcg_reclaim_state_current;
 mcg_tls mcg_group_t *mcg_current_group_;
+mcg_tls struct mcg_objcg *mcg_current_objcg_[MCG_NR_OBJCG_KINDS];
 
 void mcg_group_set_reclaim_ops(const struct mcg_group_reclaim_ops *ops)
 {
@@ -338,14 +339,22 @@ mcg_public int mcg_group_is_online(const mcg_group_t *g)
 
 /* ------------------------------------------------------------ thread context */
 
+/* This thread's group and its objcgs (NULL: the root). */
+static void set_current(mcg_group_t *g)
+{
+	mcg_current_group_ = g;
+	for (int k = 0; k < MCG_NR_OBJCG_KINDS; k++)
+		mcg_current_objcg_[k] = g ? g->objcg[k] : NULL;
+}
+
 mcg_public mcg_group_t *mcg_group_enter(mcg_group_t *g)
 {
 	mcg_group_t *prev = mcg_current_group_;
-	mcg_current_group_ = g;
+	set_current(g);
 	return prev;
 }
 
-mcg_public void mcg_group_leave(mcg_group_t *prev) { mcg_current_group_ = prev; }
+mcg_public void mcg_group_leave(mcg_group_t *prev) { set_current(prev); }
 
 mcg_public mcg_group_t *mcg_group_current(void)
 {

@@ -150,6 +150,9 @@ extern mcg_tls struct mcg_reclaim_state *mcg_reclaim_state_current;
 
 /** This thread's group as mcg_group_enter() set it (NULL: the root). */
 extern mcg_tls mcg_group_t *mcg_current_group_;
+/** Its objcgs by kind, set with it (NULL: the root): the accounted
+ *  allocation's one load (slab/account.h). */
+extern mcg_tls struct mcg_objcg *mcg_current_objcg_[MCG_NR_OBJCG_KINDS];
 
 /** mcg_objcg_of - @g's objcg of @kind (NULL: the current group's); no reference taken. */
 static inline struct mcg_objcg *mcg_objcg_of(mcg_group_t *g, enum mcg_objcg_kind kind)

@@ -70,10 +70,10 @@ void *mcg_cache_alloc_root(struct mcg_cache *c);
  *  (mcg_group_enter()), the root's when none: inline, no jump on the way. */
 static mcg_always_inline void *mcg_cache_alloc_current(struct mcg_cache *c)
 {
-	mcg_group_t *g = mcg_current_group_;
-	if (unlikely(!g))
+	struct mcg_objcg *x = mcg_current_objcg_[c->objcg_kind];
+	if (unlikely(!x))
 		return mcg_cache_alloc_root(c);
-	return mcg_cache_alloc_objcg(c, g->objcg[c->objcg_kind]);
+	return mcg_cache_alloc_objcg(c, x);
 }
 
 /*
