@@ -331,15 +331,20 @@ static double pair_time(enum pair_kind k, mcg_cache_t *c, mcg_group_t *g, uint64
 	return (double)(bench_thread_cpu_ns() - t0) / (double)iters;
 }
 
-/* pair: ITERS (0: calibrate to TARGET_NS).  Prints ns per pair. */
-static int worker_pair(const char *variant, int argc, char **argv)
+/* The pair kind named @variant, or NR_PK. */
+static int pair_kind_of(const char *variant)
 {
-	if (argc < 1)
-		return 2;
 	int k = 0;
 	while (k < NR_PK && strcmp(variant, pair_names[k]))
 		k++;
-	if (k == NR_PK)
+	return k;
+}
+
+/* pair: ITERS (0: calibrate to TARGET_NS).  Prints ns per pair. */
+static int worker_pair(const char *variant, int argc, char **argv)
+{
+	int k = pair_kind_of(variant);
+	if (argc < 1 || k == NR_PK)
 		return 2;
 	uint64_t iters = strtoull(argv[0], NULL, 0);
 	mcg_cache_t *c = mcg_cache_create("bench-objcg-pair", PAIR_SIZE, 0,
@@ -386,12 +391,8 @@ static int worker_pair(const char *variant, int argc, char **argv)
  */
 static int worker_pair_ab(const char *variant, int argc, char **argv)
 {
-	if (argc < 2)
-		return 2;
-	int k = 0;
-	while (k < NR_PK && strcmp(variant, pair_names[k]))
-		k++;
-	if (k == NR_PK || pair_base[k] == k)
+	int k = pair_kind_of(variant);
+	if (argc < 2 || k == NR_PK || pair_base[k] == k)
 		return 2;
 	int b = pair_base[k];
 	kmalloc_plain_size = PAIR_SIZE + 16;

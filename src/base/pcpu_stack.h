@@ -133,26 +133,33 @@ empty:
 	return NULL;
 }
 
+/*
+ * The pushes' section up to the store: bounds (hi before cur), the double
+ * free of the top slot (an empty stack compares with its NULL slot[-1]),
+ * slots[cur] = obj.  Then %rax = the header, %ecx = cur; the commit is the
+ * caller's.
+ */
+#define MCG_RSEQ_PUSH_SLOT                                                                         \
+	"movl 12(%%rax), %%edx\n\t"                                                                \
+	"movl (%%rax), %%ecx\n\t"                                                                  \
+	"cmpl %%edx, %%ecx\n\t"                                                                    \
+	"jae %l[full]\n\t"                                                                         \
+	"movq 16(%%rax), %%rdx\n\t"                                                                \
+	"cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t"                                                       \
+	"je %l[dfree]\n\t"                                                                         \
+	"movq %[obj], (%%rdx,%%rcx,8)\n\t"
+
 static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *base, void *obj)
 {
 retry:
-	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "movl 12(%%rax), %%edx\n\t" /* hi, before cur (see above) */
-	                              "movl (%%rax), %%ecx\n\t"   /* cur */
-	                              "cmpl %%edx, %%ecx\n\t"     /* cur >= hi: full or stopped */
-	                              "jae %l[full]\n\t"
-	                              "movq 16(%%rax), %%rdx\n\t" /* slots */
-	                              /* freed twice in a row?  (slots[-1] is NULL) */
-	                              "cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t"
-	                              "je %l[dfree]\n\t"
-	                              "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
-	                              "addl $1, %%ecx\n\t"
-	                              "movl %%ecx, (%%rax)\n\t" /* commit cur+1 */
-	                              "2:\n\t"
-	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)
-	        : "rax", "rcx", "rdx", "memory", "cc"
-	        : abort, full, dfree);
+	__asm__ __volatile__ goto(MCG_RSEQ_ENTER(abort) MCG_RSEQ_PUSH_SLOT
+	                          "addl $1, %%ecx\n\t"
+	                          "movl %%ecx, (%%rax)\n\t" /* commit cur+1 */
+	                          "2:\n\t"
+	                          :
+	                          : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)
+	                          : "rax", "rcx", "rdx", "memory", "cc"
+	                          : abort, full, dfree);
 	return MCG_PCPU_OK;
 abort:
 	goto retry;
@@ -174,20 +181,12 @@ static inline int mcg_rseq_stack_push_memo(struct mcg_pcpu_stack *base, void *ob
 {
 retry:
 	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "movl 12(%%rax), %%edx\n\t" /* hi, before cur (see above) */
-	                              "movl (%%rax), %%ecx\n\t"   /* cur */
-	                              "cmpl %%edx, %%ecx\n\t"     /* cur >= hi: full or stopped */
-	                              "jae %l[full]\n\t"
-	                              "movq 16(%%rax), %%rdx\n\t" /* slots */
-	                              /* freed twice in a row?  (slots[-1] is NULL) */
-	                              "cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t"
-	                              "je %l[dfree]\n\t"
-	                              "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
-	                              "movq %[obj], 24(%%rax)\n\t"       /* memo_obj = obj */
-	                              "movq %[memo], 32(%%rax)\n\t"      /* memo = memo */
-	                              "addl $1, %%ecx\n\t"
-	                              "movl %%ecx, (%%rax)\n\t" /* commit cur+1 */
-	                              "2:\n\t"
+	        MCG_RSEQ_ENTER(abort) MCG_RSEQ_PUSH_SLOT
+	        "movq %[obj], 24(%%rax)\n\t"  /* memo_obj = obj */
+	        "movq %[memo], 32(%%rax)\n\t" /* memo = memo */
+	        "addl $1, %%ecx\n\t"
+	        "movl %%ecx, (%%rax)\n\t" /* commit cur+1 */
+	        "2:\n\t"
 	        :
 	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj), [memo] "r"(memo)
 	        : "rax", "rcx", "rdx", "memory", "cc"

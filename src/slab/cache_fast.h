@@ -36,11 +36,18 @@ static mcg_always_inline void *mcg_cache_alloc_fast(struct mcg_cache *c)
 	return mcg_cache_alloc_locked(c);
 }
 
-/* Push @obj (a checked object of slab @s of @c) on this CPU's array; full: flush. */
-static mcg_always_inline void mcg_cache_push(struct mcg_cache *c, struct mcg_slab *s, void *obj)
+/*
+ * Push @obj (a checked object of slab @s of @c, tagged or not) on this
+ * CPU's array; full: flush.  With @e (a tagged object's vector entry; a
+ * constant NULL otherwise) the push records it for the accounted
+ * allocation that pops the object again (account.h).
+ */
+static mcg_always_inline void mcg_cache_push_rec(struct mcg_cache *c, struct mcg_slab *s, void *obj,
+                                                 uint32_t *e)
 {
 	if (likely(mcg_percpu_use_rseq())) {
-		int r = mcg_rseq_stack_push(s->pcpu, obj);
+		int r = e ? mcg_rseq_stack_push_memo(s->pcpu, obj, e)
+		          : mcg_rseq_stack_push(s->pcpu, obj);
 		if (likely(r == MCG_PCPU_OK))
 			return;
 		mcg_cache_free_slow(c, obj, s, r);
@@ -49,19 +56,9 @@ static mcg_always_inline void mcg_cache_push(struct mcg_cache *c, struct mcg_sla
 	mcg_cache_free_locked(c, s, obj);
 }
 
-/* mcg_cache_push() of a tagged @slot, its vector entry @e recorded with it
- * (account.h: an accounted allocation that pops it again reads @e). */
-static mcg_always_inline void mcg_cache_push_tagged(struct mcg_cache *c, struct mcg_slab *s,
-                                                    uintptr_t slot, uint32_t *e)
+static mcg_always_inline void mcg_cache_push(struct mcg_cache *c, struct mcg_slab *s, void *obj)
 {
-	if (likely(mcg_percpu_use_rseq())) {
-		int r = mcg_rseq_stack_push_memo(s->pcpu, (void *)slot, e);
-		if (likely(r == MCG_PCPU_OK))
-			return;
-		mcg_cache_free_slow(c, (void *)slot, s, r);
-		return;
-	}
-	mcg_cache_free_locked(c, s, (void *)slot);
+	mcg_cache_push_rec(c, s, obj, NULL);
 }
 
 /* Free @obj, known to lie in slab @s of cache @c. */
@@ -85,7 +82,7 @@ static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mc
 		mcg_cache_free_reclaim(c, s, obj, idx);
 		return;
 	}
-	mcg_cache_push_tagged(c, s, (uintptr_t)obj | MCG_SLOT_CHARGED, &v[idx]);
+	mcg_cache_push_rec(c, s, (void *)((uintptr_t)obj | MCG_SLOT_CHARGED), &v[idx]);
 }
 
 #endif /* MCG_SLAB_CACHE_FAST_H */
