@@ -36,7 +36,9 @@
  * thread's CPU time.  free1m is timed per thread in wall time, as in the
  * seed (the table), and in CPU time, on which its targets are judged (the
  * machine this was written on is shared: a preempted thread's wait lands in
- * the wall time of whichever variant it hit).  Every worker also checks that the
+ * the wall time of whichever variant it hit) with each accounted variant
+ * and its base alternating in one process (`free1m-ab`, two rounds each way)
+ * for the reason pair-ab has.  Every worker also checks that the
  * counters are exact at the end: after all frees and
  * mcg_group_drain_stocks() the root's memory.current and
  * nr_dying_descendants read 0; a worker that finds otherwise fails (exit 1),
@@ -181,20 +183,20 @@ static void *f1_thread_fn(void *arg)
 	return NULL;
 }
 
-/* free1m: SIZE THREADS NOBJ.  Prints each thread's free time in ms: wall, then CPU. */
-static int worker_free1m(const char *variant, int argc, char **argv)
+/*
+ * One free1m measurement: a cache of @size B (accounted unless @variant is
+ * "unaccounted"), @nthr threads allocating @n objects each, the group
+ * removed first for "removed", then the timed frees; each thread's times in
+ * @t.  Checks that nothing stays charged.  Return 0, 1 (failed) or 2 (bad
+ * variant).
+ */
+static int f1_run(const char *variant, size_t size, int nthr, size_t n, struct f1_thread *t)
 {
-	if (argc < 3)
-		return 2;
 	bool removed = !strcmp(variant, "removed");
 	bool accounted = removed || !strcmp(variant, "alive");
 	if (!accounted && strcmp(variant, "unaccounted"))
 		return 2;
-	struct f1_shared sh = {.size = strtoul(argv[0], NULL, 0)};
-	int nthr = atoi(argv[1]);
-	sh.n = strtoul(argv[2], NULL, 0);
-	if (nthr < 1 || nthr > MAX_THREADS)
-		return 2;
+	struct f1_shared sh = {.size = size, .n = n};
 	sh.cache = mcg_cache_create("bench-objcg", sh.size, 0, accounted ? MCG_CACHE_ACCOUNT : 0,
 	                            NULL);
 	if (!sh.cache)
@@ -203,7 +205,6 @@ static int worker_free1m(const char *variant, int argc, char **argv)
 		return 1;
 	int cpus[CPU_SETSIZE];
 	int ncpu = bench_allowed_cpus(cpus, CPU_SETSIZE);
-	struct f1_thread t[MAX_THREADS];
 	pthread_barrier_init(&sh.allocated, NULL, (unsigned)nthr + 1);
 	pthread_barrier_init(&sh.go, NULL, (unsigned)nthr + 1);
 	for (int i = 0; i < nthr; i++) {
@@ -247,11 +248,74 @@ static int worker_free1m(const char *variant, int argc, char **argv)
 	}
 	if (mcg_cache_destroy(sh.cache) || check_exact("free1m"))
 		return 1;
+	return 0;
+}
+
+/* free1m: SIZE THREADS NOBJ.  Prints each thread's free time in ms: wall, then CPU. */
+static int worker_free1m(const char *variant, int argc, char **argv)
+{
+	if (argc < 3)
+		return 2;
+	int nthr = atoi(argv[1]);
+	if (nthr < 1 || nthr > MAX_THREADS)
+		return 2;
+	struct f1_thread t[MAX_THREADS];
+	int rc = f1_run(variant, strtoul(argv[0], NULL, 0), nthr, strtoul(argv[2], NULL, 0), t);
+	if (rc)
+		return rc;
 	for (int i = 0; i < nthr; i++)
 		printf("%.4f ", t[i].ms);
 	for (int i = 0; i < nthr; i++)
 		printf("%.4f ", t[i].cpu_ms);
 	printf("\n");
+	return 0;
+}
+
+/* The threads' mean CPU ms in @t[0, @nthr). */
+static double f1_cpu_mean(const struct f1_thread *t, int nthr)
+{
+	double sum = 0;
+	for (int i = 0; i < nthr; i++)
+		sum += t[i].cpu_ms;
+	return sum / nthr;
+}
+
+/*
+ * free1m-ab: SIZE THREADS NOBJ ROUNDS.  @variant (alive or removed) and
+ * its counterpart (unaccounted; for removed, alive) in one process,
+ * alternating rounds (ABBA order), for the reason pair-ab has; prints the
+ * median of the per-round ratios of the threads' mean CPU time, then the
+ * median CPU ms of each.
+ */
+static int worker_free1m_ab(const char *variant, int argc, char **argv)
+{
+	if (argc < 4)
+		return 2;
+	const char *base = !strcmp(variant, "removed") ? "alive" : "unaccounted";
+	if (!strcmp(variant, base) || (strcmp(variant, "alive") && strcmp(variant, "removed")))
+		return 2;
+	size_t size = strtoul(argv[0], NULL, 0), n = strtoul(argv[2], NULL, 0);
+	int nthr = atoi(argv[1]), rounds = atoi(argv[3]);
+	if (nthr < 1 || nthr > MAX_THREADS || rounds < 1 || rounds > 4096)
+		return 2;
+	double *ratio = calloc((size_t)rounds, 3 * sizeof(double));
+	if (!ratio)
+		return 1;
+	double *tv = ratio + rounds, *tb = tv + rounds;
+	struct f1_thread t[MAX_THREADS];
+	for (int i = 0; i < rounds; i++) {
+		for (int j = 0; j < 2; j++) {
+			bool var = (i % 2) == (j == 0);
+			int rc = f1_run(var ? variant : base, size, nthr, n, t);
+			if (rc)
+				return rc;
+			(var ? tv : tb)[i] = f1_cpu_mean(t, nthr);
+		}
+		ratio[i] = tv[i] / tb[i];
+	}
+	printf("%.4f %.4f %.4f\n", bench_median(ratio, rounds), bench_median(tv, rounds),
+	       bench_median(tb, rounds));
+	free(ratio);
 	return 0;
 }
 
@@ -539,6 +603,8 @@ static int worker_main(int argc, char **argv)
 	argv += 2;
 	if (!strcmp(cas, "free1m"))
 		return worker_free1m(variant, argc, argv);
+	if (!strcmp(cas, "free1m-ab"))
+		return worker_free1m_ab(variant, argc, argv);
 	if (!strcmp(cas, "pair"))
 		return worker_pair(variant, argc, argv);
 	if (!strcmp(cas, "pair-ab"))
@@ -694,35 +760,58 @@ static double run_ratio(const struct matrix *m, int cfg, int a, int b, int first
 	return bench_median(q, n);
 }
 
+/* The accounted variants, each timed against its base in one process. */
+static const char *const f1_ab_names[] = {"alive", "removed"};
+#define NR_F1_AB 2
+
+static int free1m_ab_args(const struct ctx *x, int cfg, char buf[][32], const char **a)
+{
+	free1m_args(x, cfg, buf, a);
+	snprintf(buf[3], 32, "%d", 2); /* rounds: base, variant, variant, base */
+	a[3] = buf[3];
+	return 4;
+}
+
 static int case_free1m(struct ctx *x)
 {
-	struct matrix m;
+	struct matrix m, ab;
 	int nt = x->threads;
 	if (measure(x, "free1m", f1_names, NF1, NFREE1M, 2 * nt, free1m_args, &m))
 		return -1;
+	if (measure(x, "free1m-ab", f1_ab_names, NR_F1_AB, NFREE1M, 3, free1m_ab_args, &ab)) {
+		mat_free(&m);
+		return -1;
+	}
 	if (!x->o.json) {
 		printf("\n== free1m (seed 000 TEST #1): each of %d threads frees %zu objects of "
 		       "one cache; ms per thread\n   (median over %d run%s of the mean; +- stddev "
 		       "over all threads and runs) ==\n",
 		       nt, free1m_objs(x), x->o.runs, x->o.runs > 1 ? "s" : "");
-		printf("%5s %14s %14s %14s | %8s %8s | %8s %8s | %s\n", "size", "unaccounted",
-		       "alive", "removed", "wall r/a", "wall a/u", "cpu r/a", "cpu a/u", "target");
+		printf("%5s %14s %14s %14s | %13s | %13s | %13s | %s\n", "size", "unaccounted",
+		       "alive", "removed", "wall     ", "cpu      ", "interleaved ", "target");
+		printf("%5s %14s %14s %14s | %6s %6s | %6s %6s | %6s %6s |\n", "", "", "", "",
+		       "r/a", "a/u", "r/a", "a/u", "r/a", "a/u");
 	}
 	for (int cfg = 0; cfg < NFREE1M; cfg++) {
 		size_t size = free1m_sizes[cfg];
 		double val[NF1];
+		/* alive / unaccounted and removed / alive, interleaved (judged) */
+		double au_i = mat_median(&ab, cfg, 0, 0, 1), ra_i = mat_median(&ab, cfg, 1, 0, 1);
 		if (!x->o.json)
 			printf("%5zu", size);
 		for (int i = 0; i < NF1; i++) {
 			val[i] = mat_median(&m, cfg, i, 0, nt);
 			double sd = pooled_sd(&m, cfg, i, 0, nt);
 			if (x->o.json) {
-				char extra[200];
+				char extra[240], qi[48] = "";
+				if (i != F1_UNACC)
+					snprintf(qi, sizeof(qi), ",\"ratio_interleaved\":%.4f",
+					         i == F1_ALIVE ? au_i : ra_i);
 				snprintf(extra, sizeof(extra),
 				         "\"size\":%zu,\"threads\":%d,\"objects\":%zu,\"runs\":%d,"
-				         "\"stddev\":%.3f,\"cpu_ms\":%.3f",
+				         "\"stddev\":%.3f,\"cpu_ms\":%.3f%s",
 				         size, nt, free1m_objs(x), x->o.runs, sd,
-				         mat_median(&m, cfg, i, nt, nt));
+				         mat_median(&m, cfg, i, nt, nt), qi);
 				bench_emit_json("free1m", f1_names[i], extra, val[i], "ms");
 			} else {
 				char cell[32];
@@ -731,29 +820,35 @@ static int case_free1m(struct ctx *x)
 			}
 		}
 		/*
-		 * Wall ratios: of the medians shown.  CPU ratios, the ones judged:
-		 * the median over runs of each run's ratio (the variants of a run
-		 * ran back to back).  On a shared machine a thread preempted in the
-		 * middle of its frees adds its wait to the wall time of whichever
-		 * variant it hit; CPU time still counts spinning on a lock.
+		 * Wall ratios: of the medians shown.  CPU ratios: the median over
+		 * runs of each run's ratio (the variants of a run ran back to
+		 * back), and interleaved, the ones judged: the median over runs of
+		 * the median round ratio of the variant against its base in one
+		 * process (free1m-ab), which the VM's speed swings between
+		 * processes do not reach.  CPU time because on a shared machine a
+		 * thread preempted in the middle of its frees adds its wait to the
+		 * wall time of whichever variant it hit; CPU time still counts
+		 * spinning on a lock.
 		 */
 		double ra = val[F1_REMOVED] / val[F1_ALIVE], au = val[F1_ALIVE] / val[F1_UNACC];
 		double ra_cpu = run_ratio(&m, cfg, F1_REMOVED, F1_ALIVE, nt, nt);
 		double au_cpu = run_ratio(&m, cfg, F1_ALIVE, F1_UNACC, nt, nt);
 		char tname[48];
 		snprintf(tname, sizeof(tname), "free1m-%zu-removed/alive", size);
-		const char *t1 = target(x, "removed", tname, ra_cpu, ra_cpu <= T_REMOVED_ALIVE);
+		const char *t1 = target(x, "removed", tname, ra_i, ra_i <= T_REMOVED_ALIVE);
 		snprintf(tname, sizeof(tname), "free1m-%zu-alive/unaccounted", size);
-		const char *t2 = target(x, "alive", tname, au_cpu, au_cpu <= T_ALIVE_UNACC);
+		const char *t2 = target(x, "alive", tname, au_i, au_i <= T_ALIVE_UNACC);
 		if (!x->o.json)
-			printf(" | %8.3f %8.3f | %8.3f %8.3f | %s/%s\n", ra, au, ra_cpu, au_cpu, t1,
-			       t2);
+			printf(" | %6.3f %6.3f | %6.3f %6.3f | %6.3f %6.3f | %s/%s\n", ra, au,
+			       ra_cpu, au_cpu, ra_i, au_i, t1, t2);
 	}
 	if (!x->o.json)
 		printf("targets: removed/alive <= %.2f and alive/unaccounted <= %.2f at every "
-		       "size, judged on the CPU-time ratios (PASS/MISS in that order); wall ratios "
-		       "for information\n",
+		       "size, judged on the CPU-time ratios interleaved: the variant and its base "
+		       "alternate in one process (PASS/MISS in that order); the others for "
+		       "information\n",
 		       T_REMOVED_ALIVE, T_ALIVE_UNACC);
+	mat_free(&ab);
 	mat_free(&m);
 	return 0;
 }

@@ -55,7 +55,9 @@ mcg_group_t *mcg_group_root(void);
  * @name: 1..MCG_GROUP_NAME_MAX bytes, no '/', not "." or "..".
  * @out: receives the group, with a reference for the caller (mcg_group_put()).
  * Return: 0; -EINVAL (bad name or arguments); -EEXIST (a sibling has that
- * name); -ENOENT (@parent was removed); -ENOMEM.
+ * name); -ENOENT (@parent was removed); -ENOSPC (21 844 groups exist, or
+ * removed ones still hold that many ids: accounted objects record a 16-bit
+ * id, as the kernel's memcg ids are); -ENOMEM.
  */
 int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group_t **out);
 

@@ -46,17 +46,12 @@ struct mcg_pcpu_stack {
 	uint32_t lo;      /* pop only while cur > lo (0, or MCG_PCPU_STOPPED) (8) */
 	uint32_t hi;      /* push only while cur < hi (capacity, or 0 stopped) (12) */
 	void **slots;     /* capacity entries, after a NULL one: slots[-1] (16) */
-	/* The last object pushed with mcg_rseq_stack_push_memo() and its memo
-	 * (24, 32): written with that push, read with a pop, in their sections. */
-	void *memo_obj, *memo;
-	mcg_lock_t lock; /* locked mode: the data; rseq mode: remote owners */
+	mcg_lock_t lock;  /* locked mode: the data; rseq mode: remote owners */
 } __attribute__((aligned(MCG_PCPU_STRIDE)));
 
 _Static_assert(__builtin_offsetof(struct mcg_pcpu_stack, lo) == 8 &&
                        __builtin_offsetof(struct mcg_pcpu_stack, hi) == 12 &&
-                       __builtin_offsetof(struct mcg_pcpu_stack, slots) == 16 &&
-                       __builtin_offsetof(struct mcg_pcpu_stack, memo_obj) == 24 &&
-                       __builtin_offsetof(struct mcg_pcpu_stack, memo) == 32,
+                       __builtin_offsetof(struct mcg_pcpu_stack, slots) == 16,
                "the asm's offsets");
 
 _Static_assert(sizeof(struct mcg_pcpu_stack) == MCG_PCPU_STRIDE, "stride");
@@ -134,61 +129,27 @@ empty:
 }
 
 /*
- * The pushes' section up to the store: bounds (hi before cur), the double
- * free of the top slot (an empty stack compares with its NULL slot[-1]),
- * slots[cur] = obj.  Then %rax = the header, %ecx = cur; the commit is the
- * caller's.
+ * Push @obj; MCG_PCPU_FAIL if the stack is full or stopped, MCG_PCPU_DOUBLE
+ * if @obj is the top slot already (an empty stack compares with its NULL
+ * slot[-1], so there is no test for empty).
  */
-#define MCG_RSEQ_PUSH_SLOT                                                                         \
-	"movl 12(%%rax), %%edx\n\t"                                                                \
-	"movl (%%rax), %%ecx\n\t"                                                                  \
-	"cmpl %%edx, %%ecx\n\t"                                                                    \
-	"jae %l[full]\n\t"                                                                         \
-	"movq 16(%%rax), %%rdx\n\t"                                                                \
-	"cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t"                                                       \
-	"je %l[dfree]\n\t"                                                                         \
-	"movq %[obj], (%%rdx,%%rcx,8)\n\t"
-
 static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *base, void *obj)
 {
 retry:
-	__asm__ __volatile__ goto(MCG_RSEQ_ENTER(abort) MCG_RSEQ_PUSH_SLOT
-	                          "addl $1, %%ecx\n\t"
-	                          "movl %%ecx, (%%rax)\n\t" /* commit cur+1 */
-	                          "2:\n\t"
-	                          :
-	                          : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)
-	                          : "rax", "rcx", "rdx", "memory", "cc"
-	                          : abort, full, dfree);
-	return MCG_PCPU_OK;
-abort:
-	goto retry;
-full:
-	return MCG_PCPU_FAIL;
-dfree:
-	return MCG_PCPU_DOUBLE;
-}
-
-/*
- * mcg_rseq_stack_push() that also records (@obj, @memo) as the last push
- * with a memo, in the same section: a pop that returns @obj and reads the
- * record in its own section (mcg_rseq_stack_pop_memo()) knows @memo holds
- * for it, whatever ran in between - only this CPU's sections write the
- * record, and one that returns an object pushed since got it from a push
- * that either rewrote the record or pushed another object.
- */
-static inline int mcg_rseq_stack_push_memo(struct mcg_pcpu_stack *base, void *obj, void *memo)
-{
-retry:
 	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) MCG_RSEQ_PUSH_SLOT
-	        "movq %[obj], 24(%%rax)\n\t"  /* memo_obj = obj */
-	        "movq %[memo], 32(%%rax)\n\t" /* memo = memo */
-	        "addl $1, %%ecx\n\t"
-	        "movl %%ecx, (%%rax)\n\t" /* commit cur+1 */
-	        "2:\n\t"
+	        MCG_RSEQ_ENTER(abort) "movl 12(%%rax), %%edx\n\t" /* hi, before cur (see above) */
+	                              "movl (%%rax), %%ecx\n\t"   /* cur */
+	                              "cmpl %%edx, %%ecx\n\t"     /* cur >= hi: full or stopped */
+	                              "jae %l[full]\n\t"
+	                              "movq 16(%%rax), %%rdx\n\t"          /* slots */
+	                              "cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t" /* the top slot */
+	                              "je %l[dfree]\n\t"
+	                              "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
+	                              "addl $1, %%ecx\n\t"
+	                              "movl %%ecx, (%%rax)\n\t" /* commit cur+1 */
+	                              "2:\n\t"
 	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj), [memo] "r"(memo)
+	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)
 	        : "rax", "rcx", "rdx", "memory", "cc"
 	        : abort, full, dfree);
 	return MCG_PCPU_OK;
@@ -198,47 +159,6 @@ full:
 	return MCG_PCPU_FAIL;
 dfree:
 	return MCG_PCPU_DOUBLE;
-}
-
-/*
- * mcg_rseq_stack_pop() that also reads the record of the last push with a
- * memo: *@memo is that push's memo if it pushed the object returned, else
- * NULL.
- */
-static inline void *mcg_rseq_stack_pop_memo(struct mcg_pcpu_stack *base, void **memo)
-{
-	void *obj, *m;
-retry:
-	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%edx\n\t"  /* lo, before cur (see above) */
-	                              "movl (%%rax), %%ecx\n\t"   /* cur */
-	                              "xorl %k[obj], %k[obj]\n\t" /* NULLs at empty (see */
-	                              "xorl %k[m], %k[m]\n\t"     /* mcg_rseq_stack_pop()) */
-	                              "cmpl %%edx, %%ecx\n\t"     /* cur <= lo: empty or stopped */
-	                              "jbe %l[empty]\n\t"
-	                              "subl $1, %%ecx\n\t"
-	                              "movq 16(%%rax), %[obj]\n\t"        /* slots */
-	                              "movq (%[obj],%%rcx,8), %[obj]\n\t" /* obj = slots[cur-1] */
-	                              "movq 32(%%rax), %[m]\n\t"          /* memo ... */
-	                              "cmpq %[obj], 24(%%rax)\n\t"        /* ... if obj's */
-	                              "je 5f\n\t"
-	                              "xorl %k[m], %k[m]\n\t"
-	                              "5:\n\t"
-	                              "movl %%ecx, (%%rax)\n\t" /* commit cur-1 */
-	                              "2:\n\t"
-	        : [obj] "=&r"(obj), [m] "=&r"(m)
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base)
-	        : "rax", "rcx", "rdx", "memory", "cc"
-	        : abort, empty);
-	if (!obj)
-		__builtin_unreachable();
-	*memo = m;
-	return obj;
-abort:
-	goto retry;
-empty:
-	*memo = NULL;
-	return NULL;
 }
 
 /* Push up to @n (>= 1) objects from @src; return how many were pushed. */
@@ -320,15 +240,6 @@ empty:
 #else
 static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *b) { return NULL; }
 static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *b, void *o) { return MCG_PCPU_FAIL; }
-static inline int mcg_rseq_stack_push_memo(struct mcg_pcpu_stack *b, void *o, void *m)
-{
-	return MCG_PCPU_FAIL;
-}
-static inline void *mcg_rseq_stack_pop_memo(struct mcg_pcpu_stack *b, void **m)
-{
-	*m = NULL;
-	return NULL;
-}
 static inline uint32_t mcg_rseq_stack_push_batch(struct mcg_pcpu_stack *b, void *const *s,
                                                  uint32_t n)
 {

@@ -198,10 +198,11 @@ mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group
 	g->depth = parent->depth + 1;
 	g->online = 1;
 	g->refcnt = 2; /* the tree's and the caller's */
-	if (mcg_objcg_create_all(g)) {
+	int made = mcg_objcg_create_all(g);
+	if (made) {
 		mcg_group_stat_free(g->pcpu_stat);
 		mcg_free(g);
-		return -ENOMEM;
+		return made;
 	}
 
 	mcg_lock(&mcg_group_tree_lock);

@@ -43,7 +43,8 @@ static unsigned nr_cpus;
  * freed id).  Tree lock held for both.
  */
 mcg_hidden struct mcg_objcg **mcg_objcg_table;
-static mcg_objcg_id_t ids_next = 1, ids_free;
+static uint32_t ids_next = 1; /* up to MCG_OBJCG_IDS: wider than an id */
+static mcg_objcg_id_t ids_free;
 
 static mcg_objcg_id_t id_alloc_locked(struct mcg_objcg *x)
 {
@@ -51,7 +52,7 @@ static mcg_objcg_id_t id_alloc_locked(struct mcg_objcg *x)
 	if (id)
 		ids_free = (mcg_objcg_id_t)((uintptr_t)mcg_objcg_table[id] >> 1);
 	else if (ids_next < MCG_OBJCG_IDS)
-		id = ids_next++;
+		id = (mcg_objcg_id_t)ids_next++;
 	else
 		return 0;
 	__atomic_store_n(&mcg_objcg_table[id], x, __ATOMIC_RELEASE);
@@ -368,16 +369,19 @@ static void stock_slot_assign(struct mcg_objcg *x)
 
 /* ------------------------------------------------------------ life */
 
-/* Give @g's new objcgs their ids, all or none (tree lock held).  0 or -ENOMEM. */
+/* Give @g's new objcgs their ids, all or none (tree lock held).  0 or
+ * -ENOSPC (MCG_OBJCG_IDS objcgs exist). */
 static int ids_assign_locked(mcg_group_t *g)
 {
 	for (int k = 0; k < MCG_NR_OBJCG_KINDS; k++) {
-		g->objcg[k]->id = id_alloc_locked(g->objcg[k]);
-		if (!g->objcg[k]->id) {
+		struct mcg_objcg *x = g->objcg[k];
+		x->id = id_alloc_locked(x);
+		if (!x->id) {
 			while (k-- > 0)
 				id_free_locked(g->objcg[k]->id);
-			return -ENOMEM;
+			return -ENOSPC;
 		}
+		x->slot_bits = ((uint64_t)x->id << MCG_OBJCG_ID_SHIFT) | 1;
 	}
 	return 0;
 }
@@ -408,7 +412,7 @@ int mcg_objcg_create_all(mcg_group_t *g)
 	if (k < MCG_NR_OBJCG_KINDS || err) {
 		while (k-- > 0)
 			mcg_free(g->objcg[k]);
-		return -ENOMEM;
+		return err ? err : -ENOMEM;
 	}
 	for (k = 0; k < MCG_NR_OBJCG_KINDS; k++)
 		mcg_list_add_tail(&g->objcg[k]->link, &g->objcgs);

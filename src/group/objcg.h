@@ -57,7 +57,7 @@
 #include "memcg/group.h"
 
 /** Bytes per charge unit: slot sizes are multiples of it, and an objcg id is one. */
-#define MCG_OBJCG_UNIT 4u
+#define MCG_OBJCG_UNIT 2u
 #define MCG_OBJCG_UNITS_PER_PAGE (MCG_GROUP_PAGE_SIZE / MCG_OBJCG_UNIT)
 /** Units one stock word holds at most (4 pages; a word counts to 0xffff). */
 #define MCG_OBJCG_STOCK_UNITS (4 * MCG_OBJCG_UNITS_PER_PAGE)
@@ -74,21 +74,28 @@ enum mcg_objcg_kind {
 };
 
 /**
- * An objcg's id: what a slab's vector records for an accounted object (4
- * bytes, half a pointer: freeing a batch of objects reads half the lines).
+ * An objcg's id: what a slab's vector records for an accounted object (2
+ * bytes, a quarter of a pointer; the kernel's memcg ids are 16-bit too), and
+ * what a CPU array slot carries for a freed object still charged (slab.h).
  * 0 names no objcg; ids are reused once their objcg is freed, which cannot
  * happen while any entry names it (an entry names a charged object, and
  * the charge holds the objcg).
  */
-typedef uint32_t mcg_objcg_id_t;
+typedef uint16_t mcg_objcg_id_t;
 _Static_assert(sizeof(mcg_objcg_id_t) == MCG_OBJCG_UNIT, "a vector entry is one unit");
-/** How many objcgs may exist at once (3 per group: over a million groups). */
-#define MCG_OBJCG_IDS (1u << 22)
+_Static_assert(MCG_OBJCG_STOCK_UNITS <= MCG_PCPU_WORD_COUNT_MAX, "a stock word counts them");
+/** How many objcgs may exist at once, dying ones included (3 per group:
+ *  21 845 groups); mcg_group_create() fails with -ENOSPC beyond. */
+#define MCG_OBJCG_IDS (1u << 16)
+/** Where slot_bits puts the id: above the address space (slab/slab.h). */
+#define MCG_OBJCG_ID_SHIFT 48
 
 struct mcg_objcg {
 	mcg_spin_t lock;
 	uint32_t kind;           /* enum mcg_objcg_kind */
 	mcg_objcg_id_t id;       /* set once (its slot in mcg_objcg_table) */
+	uint64_t slot_bits;      /* id << MCG_OBJCG_ID_SHIFT | 1: how a CPU array slot
+	                            tags an object charged to it (slab/slab.h) */
 	struct mcg_group *group; /* where charges go; moves up on removal (lock) */
 	long refcnt;             /* atomic */
 	long charged;            /* pages charged to group's counters (lock) */

@@ -6,20 +6,21 @@
  *
  * An accounted object charges its slot and its vector entry
  * (c->charge_units units of MCG_OBJCG_UNIT bytes) to an objcg (group/objcg.h)
- * and records the objcg's id in entry i of its slab's vector, 4 bytes per
+ * and records the objcg's id in entry i of its slab's vector, 2 bytes per
  * object (the kernel's obj_exts holds 8-byte pointers), allocated on the slab's first
  * accounted object and freed with the slab.  Unaccounted objects leave
  * their entry 0.
  *
  * The charge travels with the object through the CPU arrays (account.h):
- * a free pushes the object tagged and still charged, reading nothing but
- * the slab descriptor it already has; an accounted allocation that pops an
- * object already charged to its objcg moves no charge.  The charge leaves
- * when the object leaves the arrays: popped by an unaccounted allocation
- * (mcg_cache_alloc_uncharge()), by another objcg's (the slow path below), or
- * flushed, drained or reaped back to its slab (mcg_node_put(), slab.c:
- * the entry is read and cleared in the loop that frees the object, next to
- * its bit; one give per objcg per batch, mcg_charges_give()).  Frees
+ * a free pushes the object tagged and still charged, its slot carrying the
+ * id its entry holds (the one read of the vector on the way); an accounted
+ * allocation whose popped slot carries its objcg's id moves no charge and
+ * reads nothing more.  The charge leaves when the object leaves the arrays:
+ * popped by an unaccounted allocation (mcg_cache_alloc_uncharge()), by
+ * another objcg's (the slow path below), or flushed, drained or reaped back
+ * to its slab (mcg_node_put(), slab.c: the slot's id says whose charge it
+ * is, the entry is cleared in the loop that frees the object, next to its
+ * bit; one give per objcg per batch, mcg_charges_give()).  Frees
  * inside a shrinker uncharge at once: reclaim must see its progress.  So a
  * CPU array holds at most its capacity of freed objects still charged - the
  * kernel's per-CPU stock bound in another form - and drains
@@ -37,6 +38,9 @@
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
 #include "slab/account.h"
+
+_Static_assert(MCG_SLOT_ID_SHIFT == MCG_OBJCG_ID_SHIFT && MCG_SLOT_CHARGED == 1,
+               "an objcg's slot_bits are the slot's tag and id");
 
 /* The slab of @obj, an object of ours (in a CPU array or handed out). */
 static inline struct mcg_slab *slab_of_own(void *obj)
@@ -100,11 +104,10 @@ static mcg_objcg_id_t *slab_objcgs(struct mcg_slab *s)
 /* @slot is tagged: its slab has a vector. */
 void *mcg_cache_alloc_uncharge(struct mcg_cache *c, uintptr_t slot)
 {
-	void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
-	mcg_objcg_id_t *e = entry_of(slab_of_own(obj), obj);
-	mcg_objcg_id_t id = *e;
+	void *obj = mcg_slot_obj(slot);
+	mcg_objcg_id_t id = mcg_slot_id(slot);
 	if (id) {
-		*e = 0;
+		*entry_of(slab_of_own(obj), obj) = 0;
 		mcg_objcg_give(mcg_objcg_from_id(id), c->charge_units);
 	}
 	return obj;
@@ -124,14 +127,13 @@ void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, uintp
 		errno = ENOMEM;
 		return NULL;
 	}
-	void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
+	void *obj = mcg_slot_obj(slot);
 	struct mcg_slab *s = slab_of_own(obj);
-	mcg_objcg_id_t *e = NULL, prev = 0;
+	mcg_objcg_id_t *e = NULL, prev = mcg_slot_id(slot);
 	if (slot & MCG_SLOT_CHARGED) {
-		e = entry_of(s, obj);
-		prev = *e;
 		if (prev == x->id)
 			return obj; /* already x's (locked mode: its fast path is here) */
+		e = entry_of(s, obj);
 	}
 	/* x's charge first (the byte stock's fast path, else pages for it). */
 	if (mcg_objcg_consume(x, c->charge_units) != MCG_PCPU_OK &&
@@ -150,16 +152,16 @@ void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, uintp
 		mcg_objcg_give(mcg_objcg_from_id(prev), c->charge_units);
 	return obj;
 fail:
-	mcg_cache_free_fast(c, s, obj); /* back as it was: charged or not, tagged as ever */
+	mcg_cache_free_fast(c, s, obj); /* back as it was: its entry, so its slot, unchanged */
 	errno = ENOMEM;
 	return NULL;
 }
 
 /* ------------------------------------------------------------ draining */
 
-/* Any charged (tagged) object in a CPU array of @c?  Each array's lock
- * held: exact in locked mode; in rseq mode the owner runs on, so a hint
- * that reads no more than the tags (exact at rest). */
+/* Any charged object (a slot with an id) in a CPU array of @c?  Each
+ * array's lock held: exact in locked mode; in rseq mode the owner runs on,
+ * so a hint (exact at rest). */
 static bool arrays_hold_charged(struct mcg_cache *c)
 {
 	unsigned ncpu = mcg_os_nr_cpus();
@@ -169,7 +171,7 @@ static bool arrays_hold_charged(struct mcg_cache *c)
 		mcg_lock(&st->lock);
 		uint32_t cur = MCG_MIN(MCG_READ_ONCE(st->cur), c->cpu_cap);
 		for (uint32_t i = 0; i < cur && !any; i++)
-			any = (uintptr_t)MCG_READ_ONCE(st->slots[i]) & MCG_SLOT_CHARGED;
+			any = mcg_slot_id((uintptr_t)MCG_READ_ONCE(st->slots[i])) != 0;
 		mcg_unlock(&st->lock);
 	}
 	return any;
@@ -188,21 +190,24 @@ static bool arrays_gather(struct mcg_cache *c, struct mcg_charges *r, bool take)
 		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
 		for (uint32_t i = 0; i < st->cur; i++) {
 			uintptr_t slot = (uintptr_t)st->slots[i];
-			if (!(slot & MCG_SLOT_CHARGED))
+			mcg_objcg_id_t id = mcg_slot_id(slot);
+			if (!id)
 				continue;
-			void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
-			mcg_objcg_id_t *e = entry_of(slab_of_own(obj), obj);
-			if (*e && !mcg_charges_add(r, *e, c->charge_units))
+			if (!mcg_charges_add(r, id, c->charge_units))
 				return false;
-			if (take)
-				*e = 0; /* tagged still: a double free is still seen */
+			if (take) { /* entry and slot together; tagged still: a double
+				     * free is still seen */
+				void *obj = mcg_slot_obj(slot);
+				*entry_of(slab_of_own(obj), obj) = 0;
+				st->slots[i] = (void *)mcg_slot_tagged(obj, 0);
+			}
 		}
 	}
 	return true;
 }
 
 /* Give back the charges of the freed objects @c's CPU arrays hold (stop,
- * fence, clear their entries; the objects stay). */
+ * fence, clear their entries and slots' ids; the objects stay). */
 static void cache_drain_charges(struct mcg_cache *c)
 {
 	if (c->debug || !arrays_hold_charged(c))
@@ -228,7 +233,7 @@ void mcg_slab_scan_units(mcg_objcg_units_fn visit, void *arg)
 			continue;
 		struct mcg_charges r;
 		r.n = 0;
-		/* Entries are read safely only while the arrays are stopped, and
+		/* Slots are read safely only while the arrays are stopped, and
 		 * ids name their objcgs only while those objects are charged: the
 		 * visits too (they take no lock). */
 		mcg_cache_arrays_stop(c, NULL);

@@ -4,11 +4,11 @@
  * has the rest).
  *
  * A charge travels with its object: freeing an accounted object leaves it
- * charged, and it goes on this CPU's array tagged (bit 0 of the slot: its
- * slab has an objcg vector, so its entry may name an objcg).  Allocating
- * for objcg x pops an object; if it is tagged and its vector entry already
- * names x, the charge is x's already and nothing else is done: the
- * alloc+free pair of one tenant moves no charge at all.  Anything else - an
+ * charged, and it goes on this CPU's array tagged, its slot carrying the
+ * id its vector entry names (slab.h: MCG_SLOT_CHARGED).  Allocating for
+ * objcg x pops an object; if its slot carries x's id, the charge is x's
+ * already and nothing else is done: the alloc+free pair of one tenant
+ * moves no charge and touches no vector.  Anything else - an
  * untagged object, another objcg's, locked mode - goes to the slow path,
  * which charges x through its byte stock (group/objcg.h) and gives the
  * previous objcg's charge back.  A charge leaves its object when the object
@@ -42,24 +42,14 @@ static mcg_always_inline void mcg_objcg_give(struct mcg_objcg *x, uint64_t units
 static mcg_always_inline void *mcg_cache_alloc_objcg(struct mcg_cache *c, struct mcg_objcg *x)
 {
 	uintptr_t slot;
-	mcg_objcg_id_t *e;
 	if (unlikely(!mcg_percpu_use_rseq()) ||
-	    unlikely(!(slot = (uintptr_t)mcg_rseq_stack_pop_memo(c->pcpu, (void **)&e))))
+	    unlikely(!(slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu))))
 		return mcg_cache_alloc_objcg_slow(c, x, 0);
-	if (unlikely(!(slot & MCG_SLOT_CHARGED)))
-		return mcg_cache_alloc_objcg_slow(c, x, slot);
-	/* Our own object: its chunk is ours, it starts a slot, and (tagged)
-	 * its slab has a vector, which lives as long as the slab.  The free
-	 * that pushed it last recorded its entry, unless another push with a
-	 * record came after (mcg_rseq_stack_push_memo()). */
-	void *obj = (void *)(slot - MCG_SLOT_CHARGED);
-	if (unlikely(!e)) {
-		struct mcg_slab *s = mcg_slab_unit(obj);
-		mcg_objcg_id_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
-		e = &v[((uint64_t)((char *)obj - s->base) * s->recip) >> MCG_RECIP_SHIFT];
-	}
-	if (likely(*e == x->id))
-		return obj;
+	/* Already x's (its slot carries x's id, so it is tagged): take the
+	 * tag and the id off, and the object is ours as it is. */
+	uintptr_t obj = slot - x->slot_bits;
+	if (likely(obj < ((uintptr_t)1 << MCG_SLOT_ID_SHIFT)))
+		return (void *)obj;
 	return mcg_cache_alloc_objcg_slow(c, x, slot);
 }
 

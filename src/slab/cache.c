@@ -109,7 +109,7 @@ mcg_noinline void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg
 {
 	void *slot = obj; /* from a push: tagged if its slab has a vector (cache_fast.h) */
 	if (why != MCG_FREE_UNCHECKED && why != MCG_FREE_MISALIGNED)
-		obj = (void *)((uintptr_t)obj & ~MCG_SLOT_CHARGED);
+		obj = mcg_slot_obj((uintptr_t)obj);
 	switch (why) {
 	case MCG_FREE_UNCHECKED:
 		if (!c) {

@@ -11,8 +11,9 @@
  *        multiply find out); push on this CPU's array; only if it is full go
  *        to the slow path, which flushes a batch back to the slabs.  A slab
  *        that ever held an accounted object has an objcg vector: its objects
- *        go on the array tagged, still charged (slab/account.h), except
- *        inside a shrinker, whose frees uncharge at once (reclaim progress).
+ *        go on the array tagged, still charged, their slot carrying the id
+ *        of their objcg (slab.h, slab/account.h), except inside a
+ *        shrinker, whose frees uncharge at once (reclaim progress).
  */
 #ifndef MCG_SLAB_CACHE_FAST_H
 #define MCG_SLAB_CACHE_FAST_H
@@ -36,29 +37,18 @@ static mcg_always_inline void *mcg_cache_alloc_fast(struct mcg_cache *c)
 	return mcg_cache_alloc_locked(c);
 }
 
-/*
- * Push @obj (a checked object of slab @s of @c, tagged or not) on this
- * CPU's array; full: flush.  With @e (a tagged object's vector entry; a
- * constant NULL otherwise) the push records it for the accounted
- * allocation that pops the object again (account.h).
- */
-static mcg_always_inline void mcg_cache_push_rec(struct mcg_cache *c, struct mcg_slab *s, void *obj,
-                                                 uint32_t *e)
+/* Push @slot (a checked object of slab @s of @c, tagged or not) on this
+ * CPU's array; full: flush. */
+static mcg_always_inline void mcg_cache_push(struct mcg_cache *c, struct mcg_slab *s, void *slot)
 {
 	if (likely(mcg_percpu_use_rseq())) {
-		int r = e ? mcg_rseq_stack_push_memo(s->pcpu, obj, e)
-		          : mcg_rseq_stack_push(s->pcpu, obj);
+		int r = mcg_rseq_stack_push(s->pcpu, slot);
 		if (likely(r == MCG_PCPU_OK))
 			return;
-		mcg_cache_free_slow(c, obj, s, r);
+		mcg_cache_free_slow(c, slot, s, r);
 		return;
 	}
-	mcg_cache_free_locked(c, s, obj);
-}
-
-static mcg_always_inline void mcg_cache_push(struct mcg_cache *c, struct mcg_slab *s, void *obj)
-{
-	mcg_cache_push_rec(c, s, obj, NULL);
+	mcg_cache_free_locked(c, s, slot);
 }
 
 /* Free @obj, known to lie in slab @s of cache @c. */
@@ -70,19 +60,17 @@ static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mc
 		mcg_cache_free_slow(c, obj, s, MCG_FREE_MISALIGNED);
 		return;
 	}
-	uint32_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
+	uint16_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
 	if (likely(!v)) {
 		mcg_cache_push(c, s, obj);
 		return;
 	}
-	/* The flush that takes it back to its slab reads and clears its
-	 * vector entry: the line is on its way by then. */
-	__builtin_prefetch(&v[idx], 1);
 	if (unlikely(mcg_reclaim_state_current)) {
 		mcg_cache_free_reclaim(c, s, obj, idx);
 		return;
 	}
-	mcg_cache_push_rec(c, s, (void *)((uintptr_t)obj | MCG_SLOT_CHARGED), &v[idx]);
+	/* Tagged, with the id its entry holds: the entry stays as it is. */
+	mcg_cache_push(c, s, (void *)mcg_slot_tagged(obj, v[idx]));
 }
 
 #endif /* MCG_SLAB_CACHE_FAST_H */

@@ -85,7 +85,7 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 	return s;
 }
 
-void mcg_slab_set_objcgs(struct mcg_slab *s, uint32_t *v)
+void mcg_slab_set_objcgs(struct mcg_slab *s, uint16_t *v)
 {
 	struct mcg_chunk *ch = mcg_chunk_of(s->base);
 	unsigned u = mcg_chunk_unit(ch, s->base);
@@ -241,15 +241,14 @@ static void slab_fix_list(struct mcg_cache *c, struct mcg_slab *s)
 }
 
 /*
- * Take the charge of object @idx of @s, tagged (its slab has vector @v),
- * into @ch: its entry cleared before the object is back in the slab.  Slab
- * lock held.  False if @ch has no room for its objcg: nothing done.
+ * Take the charge @id (0: none) of object @idx of @s, from its slot, into
+ * @ch: its entry in vector @v cleared before the object is back in the
+ * slab.  Slab lock held.  False if @ch has no room for its objcg: nothing done.
  */
-static bool charge_take(uint32_t *v, long idx, uint64_t units, struct mcg_charges *ch)
+static bool charge_take(uint16_t *v, long idx, uint16_t id, uint64_t units, struct mcg_charges *ch)
 {
-	uint32_t id = v[idx];
 	if (!id)
-		return true; /* uncharged already (drained) */
+		return true;
 	if (!mcg_charges_add(ch, id, units))
 		return false;
 	v[idx] = 0;
@@ -273,7 +272,7 @@ static inline void charge_run_close(struct charge_run *r, struct mcg_charges *ch
 
 /* Close @r and open one for objcg @id; false if @ch has no room for it. */
 static mcg_noinline bool charge_run_switch(struct charge_run *r, struct mcg_charges *ch,
-                                           uint32_t id)
+                                           uint16_t id)
 {
 	charge_run_close(r, ch);
 	if (!mcg_charges_add(ch, id, 0))
@@ -292,13 +291,14 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 {
 	size_t span = (size_t)s->units << MCG_UNIT_SHIFT;
 	unsigned freed = 0, i = 0;
-	uint32_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE); /* tagged: not NULL */
+	uint16_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE); /* tagged: not NULL */
 	mcg_spin_lock(&s->lock);
 	bool was_full = s->inuse == s->nobjs;
 	if (likely(!c->debug)) {
 		/* slab_free_one() unrolled for the common case: the whole flush
-		 * cost of an object is its bit, and its entry if it is charged;
-		 * its memory is not touched.  The cache's fields in locals: the
+		 * cost of an object is its bit, and the store that clears its
+		 * entry if it is charged (its slot says by whom); its memory is
+		 * not touched.  The cache's fields in locals: the
 		 * stores below could alias them. */
 		const uint64_t recip = c->recip;
 		const uint32_t units = c->charge_units;
@@ -308,7 +308,7 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 		uint64_t hint = s->hint;
 		for (; i < k; i++) {
 			uintptr_t slot = (uintptr_t)objs[i];
-			char *obj = (char *)(slot & ~MCG_SLOT_CHARGED);
+			char *obj = mcg_slot_obj(slot);
 			uint64_t off = (uint64_t)(obj - base);
 			if (off >= span)
 				break;
@@ -318,15 +318,12 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 				mcg_report(MCG_REPORT_DOUBLE_FREE, c, obj);
 				continue;
 			}
-			if (slot & MCG_SLOT_CHARGED) {
-				uint32_t id = v[idx];
-				if (id) {
-					if (unlikely(id != run.id) &&
-					    !charge_run_switch(&run, ch, id))
-						break;
-					run.units += units;
-					v[idx] = 0;
-				}
+			uint16_t id = mcg_slot_id(slot); /* untagged: 0 */
+			if (id) {
+				if (unlikely(id != run.id) && !charge_run_switch(&run, ch, id))
+					break;
+				run.units += units;
+				v[idx] = 0;
 			}
 			*w &= ~bit;
 			hint = MCG_MIN(hint, idx >> 6);
@@ -338,13 +335,12 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 	} else {
 		for (; i < k; i++) {
 			uintptr_t slot = (uintptr_t)objs[i];
-			void *obj = (void *)(slot & ~MCG_SLOT_CHARGED);
+			void *obj = mcg_slot_obj(slot);
 			if ((uintptr_t)obj - (uintptr_t)s->base >= span)
 				break;
 			long idx = mcg_slab_index(s, obj); /* -1: slab_free_one() reports it */
-			if ((slot & MCG_SLOT_CHARGED) && idx >= 0 &&
-			    (s->bitmap[idx >> 6] & (1ull << (idx & 63))) &&
-			    !charge_take(v, idx, c->charge_units, ch))
+			if (idx >= 0 && (s->bitmap[idx >> 6] & (1ull << (idx & 63))) &&
+			    !charge_take(v, idx, mcg_slot_id(slot), c->charge_units, ch))
 				break;
 			freed += slab_free_one(c, s, obj);
 		}
@@ -363,8 +359,8 @@ void mcg_node_put(struct mcg_cache *c, void **objs, unsigned n)
 	struct mcg_charges ch;
 	ch.n = 0;
 	for (unsigned i = 0; i < n;) {
-		/* The tag (bit 0) does not change which slab holds the object. */
-		i += slab_free_run(c, mcg_slab_of(objs[i]), objs + i, n - i, &ch);
+		i += slab_free_run(c, mcg_slab_of(mcg_slot_obj((uintptr_t)objs[i])), objs + i,
+		                   n - i, &ch);
 		if (ch.n == MCG_CHARGES_MAX || i == n)
 			mcg_charges_give(&ch);
 	}

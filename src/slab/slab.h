@@ -74,7 +74,7 @@ struct mcg_slab {
 	/* Accounted objects' objcgs, one id (mcg_objcg_id_t, 0: none) per
 	 * object (slab/account.c), NULL until the slab's first accounted
 	 * object (atomic pointer).  Entry i is written by whoever owns object i. */
-	uint32_t *objcgs;
+	uint16_t *objcgs;
 	uint32_t hint;  /* words [0, hint) of the bitmap are full (slab lock) */
 	uint32_t inuse; /* objects out of the slab (slab lock) */
 	/* Line 1: the slow paths'. */
@@ -144,7 +144,7 @@ static inline struct mcg_slab *mcg_slab_unit(const void *p)
 }
 
 /** mcg_slab_set_objcgs - attach vector @v to slab @s, in every unit's descriptor. */
-void mcg_slab_set_objcgs(struct mcg_slab *s, uint32_t *v);
+void mcg_slab_set_objcgs(struct mcg_slab *s, uint16_t *v);
 
 /** mcg_slab_index - index of the object at @p, or -1 if @p is not an object start. */
 static inline long mcg_slab_index(const struct mcg_slab *s, const void *p)
@@ -189,10 +189,30 @@ void mcg_debug_free(struct mcg_cache *c, void *obj);
 /* ---- account.c: accounted objects ---- */
 struct mcg_objcg;
 /**
- * Bit 0 of a CPU array slot: the object's slab has an objcg vector, so the
- * object may still be charged (slab/account.h).  Untagged objects never are.
+ * A CPU array slot: an object's address, and for an object whose slab has
+ * an objcg vector (so it may still be charged, slab/account.h) the tag in
+ * bit 0 and, in the bits above the address space, the id its vector entry
+ * held when it was pushed (0: not charged).  While the object is in the
+ * array its entry keeps that id (a drain rewrites both), so an accounted
+ * allocation learns whose charge a popped object carries from the slot
+ * alone, and a flush takes the charge without reading the entry.
+ * Untagged slots are plain addresses (memcg's are below 2^47: page/chunk.h).
  */
 #define MCG_SLOT_CHARGED ((uintptr_t)1)
+#define MCG_SLOT_ID_SHIFT 48
+/** The slot of a tagged object @obj whose entry holds @id. */
+static inline uintptr_t mcg_slot_tagged(void *obj, uint16_t id)
+{
+	/* + for |: the bits are apart, and one lea adds two of them */
+	return (uintptr_t)obj + MCG_SLOT_CHARGED + ((uintptr_t)id << MCG_SLOT_ID_SHIFT);
+}
+/** The object of array slot @slot (tagged or not). */
+static inline void *mcg_slot_obj(uintptr_t slot)
+{
+	return (void *)(slot & ((((uintptr_t)1) << MCG_SLOT_ID_SHIFT) - 1 - MCG_SLOT_CHARGED));
+}
+/** The objcg id array slot @slot carries (0: none). */
+static inline uint16_t mcg_slot_id(uintptr_t slot) { return (uint16_t)(slot >> MCG_SLOT_ID_SHIFT); }
 /** The rest of a plain allocation that popped a tagged @slot: its charge goes. */
 void *mcg_cache_alloc_uncharge(struct mcg_cache *c, uintptr_t slot);
 /** Free object @idx of @s (it has a vector) inside a shrinker: uncharge it now. */
@@ -208,12 +228,12 @@ void mcg_cache_free_reclaim(struct mcg_cache *c, struct mcg_slab *s, void *obj, 
 #define MCG_CHARGES_MAX 64
 struct mcg_charges {
 	unsigned n;
-	uint32_t id[MCG_CHARGES_MAX];    /* objcg ids (group/objcg.h) */
+	uint16_t id[MCG_CHARGES_MAX];    /* objcg ids (group/objcg.h) */
 	uint64_t units[MCG_CHARGES_MAX]; /* MCG_OBJCG_UNITs */
 };
 
 /** Add @units of objcg @id to @ch; false (nothing added) if it has no room. */
-static inline bool mcg_charges_add(struct mcg_charges *ch, uint32_t id, uint64_t units)
+static inline bool mcg_charges_add(struct mcg_charges *ch, uint16_t id, uint64_t units)
 {
 	for (unsigned k = ch->n; k-- > 0;) {
 		if (ch->id[k] == id) {

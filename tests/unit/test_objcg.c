@@ -169,9 +169,16 @@ static void test_charge_travels_with_object(void)
 	mcg_group_drain_stocks();
 	CHECK_EQ(current_bytes(b), 0);
 	mcg_cache_free(k, o4);
-	/* freed and drained: the drain gives the charge back, the object stays */
+	/* freed and drained: the drain gives the charge back, the object stays,
+	 * its slot no longer naming a: a's next allocation charges it again */
 	void *o5 = mcg_cache_alloc_account(k, a);
 	REQUIRE(o5);
+	mcg_cache_free(k, o5);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(a), 0);
+	CHECK(mcg_cache_alloc_account(k, a) == o5);
+	CHECK_EQ(read_key(a, "memory.stat", "slab"), 64 + (long)sizeof(mcg_objcg_id_t));
+	CHECK(current_bytes(a) > 0);
 	mcg_cache_free(k, o5);
 	mcg_group_drain_stocks();
 	CHECK_EQ(current_bytes(a), 0);
@@ -425,7 +432,7 @@ static void test_bad_arguments_and_double_free(void)
 
 /*
  * Objects whose charge exceeds what a byte stock word counts (a 256 KiB
- * object is 65537 units of 4 B; a flush gives back runs of many 16 KiB
+ * object is 131073 units of 2 B; a flush gives back runs of many 16 KiB
  * ones): they must bypass the words, never wrap in them.  Exact in use and
  * at rest.
  */
@@ -459,6 +466,56 @@ static void test_huge_objects_charge_exactly(void)
 		}
 		CHECK_EQ(mcg_cache_destroy(k), 0);
 	}
+	teardown();
+}
+
+/*
+ * Objcg ids are 16-bit: 65 535 objcgs, 3 per group.  Creating groups until
+ * none fits fails with -ENOSPC, cleanly; the group holding the last id
+ * charges as any other (its id is all ones in a slot); a removed group's
+ * ids come back.
+ */
+static void test_ids_run_out(void)
+{
+	setup();
+	enum { MAXG = MCG_OBJCG_IDS / MCG_NR_OBJCG_KINDS };
+	mcg_group_t **gs = calloc(MAXG, sizeof(*gs)), *extra = NULL;
+	REQUIRE(gs);
+	char name[32];
+	int n = 0, err;
+	for (;;) {
+		snprintf(name, sizeof(name), "g%d", n);
+		if ((err = mcg_group_create(p, name, &gs[n])))
+			break;
+		REQUIRE(++n < MAXG);
+	}
+	CHECK_EQ(err, -ENOSPC);
+	/* ids 1..65535, the root's, p's and c's 9 of them taken */
+	CHECK_EQ(n, (int)((MCG_OBJCG_IDS - 1) / MCG_NR_OBJCG_KINDS) - 3);
+	CHECK_EQ(read_key(p, "cgroup.stat", "nr_descendants"), n + 1);
+	mcg_group_t *last = gs[n - 1];
+	CHECK_EQ(mcg_objcg_of(last, MCG_OBJCG_SLAB_UNRECLAIMABLE)->id, 0xffff - 2);
+	CHECK_EQ(mcg_objcg_of(last, MCG_OBJCG_ANON)->id, 0xffff);
+	mcg_cache_t *k = mcg_cache_create("acct-ids", 64, 0, 0, NULL);
+	REQUIRE(k);
+	void *o = mcg_cache_alloc_account(k, last);
+	REQUIRE(o);
+	mcg_cache_free(k, o);
+	CHECK(mcg_cache_alloc_account(k, last) == o); /* from its slot, still charged */
+	CHECK_EQ(read_key(last, "memory.stat", "slab"), 64 + (long)sizeof(mcg_objcg_id_t));
+	mcg_cache_free(k, o);
+	CHECK_EQ(mcg_cache_destroy(k), 0);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(last), 0);
+	CHECK_EQ(mcg_group_remove(gs[0]), 0);
+	mcg_group_put(gs[0]);
+	CHECK_EQ(mcg_group_create(p, "again", &gs[0]), 0);
+	CHECK_EQ(mcg_group_create(p, "one-more", &extra), -ENOSPC);
+	for (int i = 0; i < n; i++) {
+		CHECK_EQ(mcg_group_remove(gs[i]), 0);
+		mcg_group_put(gs[i]);
+	}
+	free(gs);
 	teardown();
 }
 
@@ -531,6 +588,7 @@ int main(int argc, char **argv)
 	RUN(test_bad_arguments_and_double_free);
 	RUN(test_huge_objects_charge_exactly);
 	RUN(test_churn_strands_no_charge);
+	RUN(test_ids_run_out);
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED")) {
 		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");

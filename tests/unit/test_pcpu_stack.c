@@ -2,10 +2,8 @@
 /*
  * test_pcpu_stack.c - the per-CPU stacks' rseq sections (base/pcpu_stack.h):
  * push and pop, full and empty, the double-free test on the top slot (an
- * empty stack compares with its NULL slot below), stop and start, and the
- * record of the last push with a memo: a pop gets the memo only if that
- * push pushed the object it pops.  Pinned to CPU 0.  rseq only: the locked
- * twins have no record (the accounted fast path does not run there).
+ * empty stack compares with its NULL slot below), stop and start.  Pinned
+ * to CPU 0.  rseq only (the locked twins run in every test in locked mode).
  */
 #include <sched.h>
 
@@ -26,14 +24,10 @@ static void pin_cpu0(void)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-static void *pop(void **memo) { return mcg_rseq_stack_pop_memo(base, memo); }
-
 static void test_push_pop(void)
 {
 	int a, b;
-	void *m = (void *)1;
-	CHECK(pop(&m) == NULL);
-	CHECK(m == NULL);
+	CHECK(mcg_rseq_stack_pop(base) == NULL);
 	CHECK_EQ(mcg_rseq_stack_push(base, &a), MCG_PCPU_OK);
 	CHECK_EQ(mcg_rseq_stack_push(base, &a), MCG_PCPU_DOUBLE); /* the top again */
 	CHECK_EQ(mcg_rseq_stack_push(base, &b), MCG_PCPU_OK);
@@ -48,50 +42,18 @@ static void test_push_pop(void)
 	CHECK_EQ(base->cur, 0);
 }
 
-static void test_memo(void)
-{
-	int a, b, c, ma, mc;
-	void *m;
-	/* The record names the last push with a memo. */
-	CHECK_EQ(mcg_rseq_stack_push_memo(base, &a, &ma), MCG_PCPU_OK);
-	CHECK_EQ(mcg_rseq_stack_push(base, &b), MCG_PCPU_OK);
-	CHECK(pop(&m) == &b);
-	CHECK(m == NULL); /* b was pushed without one */
-	CHECK(pop(&m) == &a);
-	CHECK(m == &ma);
-	/* A later push with a memo replaces it. */
-	CHECK_EQ(mcg_rseq_stack_push_memo(base, &a, &ma), MCG_PCPU_OK);
-	CHECK_EQ(mcg_rseq_stack_push_memo(base, &c, &mc), MCG_PCPU_OK);
-	CHECK(pop(&m) == &c);
-	CHECK(m == &mc);
-	CHECK(pop(&m) == &a);
-	CHECK(m == NULL); /* the record names c */
-	/* Double free and full, as the plain push; the record is kept. */
-	CHECK_EQ(mcg_rseq_stack_push_memo(base, &a, &ma), MCG_PCPU_OK);
-	CHECK_EQ(mcg_rseq_stack_push_memo(base, &a, &mc), MCG_PCPU_DOUBLE);
-	CHECK(base->memo == &ma);
-	for (int i = 1; i < CAP; i++)
-		CHECK_EQ(mcg_rseq_stack_push(base, i % 2 ? &b : &c), MCG_PCPU_OK);
-	CHECK_EQ(mcg_rseq_stack_push_memo(base, &c, &mc), MCG_PCPU_FAIL);
-	CHECK(base->memo_obj == &a);
-	while (pop(&m))
-		;
-	CHECK(m == NULL);
-}
-
 static void test_stopped(void)
 {
-	int a, ma;
-	void *m;
-	CHECK_EQ(mcg_rseq_stack_push_memo(base, &a, &ma), MCG_PCPU_OK);
+	int a, b;
+	CHECK_EQ(mcg_rseq_stack_push(base, &a), MCG_PCPU_OK);
 	mcg_lock(&base->lock);
 	mcg_pcpu_stack_stop(base);
-	CHECK(pop(&m) == NULL);
-	CHECK_EQ(mcg_rseq_stack_push_memo(base, &a, &ma), MCG_PCPU_FAIL);
+	CHECK(mcg_rseq_stack_pop(base) == NULL);
+	CHECK_EQ(mcg_rseq_stack_push(base, &b), MCG_PCPU_FAIL);
 	mcg_pcpu_stack_start(base, CAP);
 	mcg_unlock(&base->lock);
-	CHECK(pop(&m) == &a);
-	CHECK(m == &ma);
+	CHECK(mcg_rseq_stack_pop(base) == &a);
+	CHECK(mcg_rseq_stack_pop(base) == NULL);
 }
 
 int main(void)
@@ -114,7 +76,6 @@ int main(void)
 		mcg_pcpu_stack_start(st, CAP);
 	}
 	RUN(test_push_pop);
-	RUN(test_memo);
 	RUN(test_stopped);
 	return test_done();
 }
