@@ -55,9 +55,10 @@ mcg_group_t *mcg_group_root(void);
  * @name: 1..MCG_GROUP_NAME_MAX bytes, no '/', not "." or "..".
  * @out: receives the group, with a reference for the caller (mcg_group_put()).
  * Return: 0; -EINVAL (bad name or arguments); -EEXIST (a sibling has that
- * name); -ENOENT (@parent was removed); -ENOSPC (21 844 groups exist, or
- * removed ones still hold that many ids: accounted objects record a 16-bit
- * id, as the kernel's memcg ids are); -ENOMEM.
+ * name); -ENOENT (@parent was removed); -ENOSPC (21 844 groups besides
+ * the root exist, counting removed ones whose objects are still charged:
+ * an accounted object records a 16-bit id, as the kernel's memcg ids
+ * are 16-bit); -ENOMEM.
  */
 int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group_t **out);
 

@@ -51,15 +51,10 @@ static mcg_always_inline void mcg_cache_push(struct mcg_cache *c, struct mcg_sla
 	mcg_cache_free_locked(c, s, slot);
 }
 
-/* Free @obj, known to lie in slab @s of cache @c. */
-static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mcg_slab *s,
-                                                  void *obj)
+/* Free @obj, object @idx of slab @s of cache @c (checked). */
+static mcg_always_inline void mcg_cache_free_at(struct mcg_cache *c, struct mcg_slab *s, void *obj,
+                                                long idx)
 {
-	long idx = mcg_slab_index(s, obj);
-	if (unlikely(idx < 0)) {
-		mcg_cache_free_slow(c, obj, s, MCG_FREE_MISALIGNED);
-		return;
-	}
 	uint16_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
 	if (likely(!v)) {
 		mcg_cache_push(c, s, obj);
@@ -71,6 +66,18 @@ static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mc
 	}
 	/* Tagged, with the id its entry holds: the entry stays as it is. */
 	mcg_cache_push(c, s, (void *)mcg_slot_tagged(obj, v[idx]));
+}
+
+/* Free @obj, known to lie in slab @s of cache @c. */
+static mcg_always_inline void mcg_cache_free_fast(struct mcg_cache *c, struct mcg_slab *s,
+                                                  void *obj)
+{
+	long idx = mcg_slab_index(s, obj);
+	if (unlikely(idx < 0)) {
+		mcg_cache_free_slow(c, obj, s, MCG_FREE_MISALIGNED);
+		return;
+	}
+	mcg_cache_free_at(c, s, obj, idx);
 }
 
 #endif /* MCG_SLAB_CACHE_FAST_H */

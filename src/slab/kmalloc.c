@@ -70,14 +70,21 @@ mcg_public void *mcg_malloc(size_t size)
 	return mcg_cache_alloc_fast(c);
 }
 
-static mcg_noinline void free_slow(void *p, struct mcg_chunk *ch)
+/* Not an object start of a slab: a large block, or a bad pointer. */
+static mcg_noinline void free_slow(void *p)
 {
+	struct mcg_chunk *ch = mcg_chunk_of(p);
 	if (ch && ch->kind == MCG_CHUNK_LARGE && p == ch->large_ptr) {
 		struct mcg_objcg *x = ch->large_objcg;
 		unsigned long pages = ch->large_size / MCG_GROUP_PAGE_SIZE;
 		mcg_large_free(ch);
 		if (x)
 			mcg_objcg_uncharge_pages(x, pages);
+		return;
+	}
+	if (ch) { /* misaligned, in a slab or not (the report tells) */
+		struct mcg_slab *s = mcg_slab_unit(p);
+		mcg_cache_free_slow(s->cache, p, s, MCG_FREE_MISALIGNED);
 		return;
 	}
 	mcg_cache_free_slow(NULL, p, NULL, MCG_FREE_UNCHECKED);
@@ -88,14 +95,16 @@ mcg_public void mcg_free(void *p)
 	if (unlikely(!p))
 		return;
 	if (likely(mcg_chunk_owned(p))) {
+		/* No test of the unit's cache: a unit that holds no slab (a large
+		 * block's header is one) reads nobjs 0, so the index fails. */
 		struct mcg_slab *s = mcg_slab_unit(p);
-		struct mcg_cache *c = s->cache;
-		if (likely(c)) {
-			mcg_cache_free_fast(c, s, p);
+		long idx = mcg_slab_index(s, p);
+		if (likely(idx >= 0)) {
+			mcg_cache_free_at(s->cache, s, p, idx);
 			return;
 		}
 	}
-	free_slow(p, mcg_chunk_of(p));
+	free_slow(p);
 }
 
 /* ------------------------------------------------------------ accounted */
