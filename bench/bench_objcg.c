@@ -37,7 +37,7 @@
  * seed (the table), and in CPU time, on which its targets are judged (the
  * machine this was written on is shared: a preempted thread's wait lands in
  * the wall time of whichever variant it hit) with each accounted variant
- * and its base alternating in one process (`free1m-ab`, two rounds each way)
+ * and its base alternating in one process (`free1m-ab`, three rounds)
  * for the reason pair-ab has.  Every worker also checks that the
  * counters are exact at the end: after all frees and
  * mcg_group_drain_stocks() the root's memory.current and
@@ -284,8 +284,8 @@ static double f1_cpu_mean(const struct f1_thread *t, int nthr)
  * free1m-ab: SIZE THREADS NOBJ ROUNDS.  @variant (alive or removed) and
  * its counterpart (unaccounted; for removed, alive) in one process,
  * alternating rounds (ABBA order), for the reason pair-ab has; prints the
- * median of the per-round ratios of the threads' mean CPU time, then the
- * median CPU ms of each.
+ * median of the per-round ratios of the threads' mean CPU time, the median
+ * CPU ms of each, then each round's ratio.
  */
 static int worker_free1m_ab(const char *variant, int argc, char **argv)
 {
@@ -313,8 +313,11 @@ static int worker_free1m_ab(const char *variant, int argc, char **argv)
 		}
 		ratio[i] = tv[i] / tb[i];
 	}
-	printf("%.4f %.4f %.4f\n", bench_median(ratio, rounds), bench_median(tv, rounds),
+	printf("%.4f %.4f %.4f", bench_median(ratio, rounds), bench_median(tv, rounds),
 	       bench_median(tb, rounds));
+	for (int i = 0; i < rounds; i++)
+		printf(" %.4f", ratio[i]);
+	printf("\n");
 	free(ratio);
 	return 0;
 }
@@ -763,11 +766,23 @@ static double run_ratio(const struct matrix *m, int cfg, int a, int b, int first
 /* The accounted variants, each timed against its base in one process. */
 static const char *const f1_ab_names[] = {"alive", "removed"};
 #define NR_F1_AB 2
+#define F1_AB_ROUNDS 3
+
+/* The median of values [@first, @first + @count) of every run, pooled. */
+static double pooled_median(const struct matrix *m, int cfg, int var, int first, int count)
+{
+	double tmp[1024];
+	int n = 0;
+	for (int r = 0; r < m->runs; r++)
+		for (int i = 0; i < count && n < 1024; i++)
+			tmp[n++] = mat_at(m, cfg, var, r)[first + i];
+	return bench_median(tmp, n);
+}
 
 static int free1m_ab_args(const struct ctx *x, int cfg, char buf[][32], const char **a)
 {
 	free1m_args(x, cfg, buf, a);
-	snprintf(buf[3], 32, "%d", 2); /* rounds: base, variant, variant, base */
+	snprintf(buf[3], 32, "%d", F1_AB_ROUNDS); /* base, variant; variant, base; ... */
 	a[3] = buf[3];
 	return 4;
 }
@@ -778,7 +793,8 @@ static int case_free1m(struct ctx *x)
 	int nt = x->threads;
 	if (measure(x, "free1m", f1_names, NF1, NFREE1M, 2 * nt, free1m_args, &m))
 		return -1;
-	if (measure(x, "free1m-ab", f1_ab_names, NR_F1_AB, NFREE1M, 3, free1m_ab_args, &ab)) {
+	if (measure(x, "free1m-ab", f1_ab_names, NR_F1_AB, NFREE1M, 3 + F1_AB_ROUNDS, free1m_ab_args,
+	            &ab)) {
 		mat_free(&m);
 		return -1;
 	}
@@ -795,8 +811,10 @@ static int case_free1m(struct ctx *x)
 	for (int cfg = 0; cfg < NFREE1M; cfg++) {
 		size_t size = free1m_sizes[cfg];
 		double val[NF1];
-		/* alive / unaccounted and removed / alive, interleaved (judged) */
-		double au_i = mat_median(&ab, cfg, 0, 0, 1), ra_i = mat_median(&ab, cfg, 1, 0, 1);
+		/* alive / unaccounted and removed / alive, interleaved (judged):
+		 * the median of every round of every run */
+		double au_i = pooled_median(&ab, cfg, 0, 3, F1_AB_ROUNDS);
+		double ra_i = pooled_median(&ab, cfg, 1, 3, F1_AB_ROUNDS);
 		if (!x->o.json)
 			printf("%5zu", size);
 		for (int i = 0; i < NF1; i++) {
@@ -822,10 +840,10 @@ static int case_free1m(struct ctx *x)
 		/*
 		 * Wall ratios: of the medians shown.  CPU ratios: the median over
 		 * runs of each run's ratio (the variants of a run ran back to
-		 * back), and interleaved, the ones judged: the median over runs of
-		 * the median round ratio of the variant against its base in one
-		 * process (free1m-ab), which the VM's speed swings between
-		 * processes do not reach.  CPU time because on a shared machine a
+		 * back), and interleaved, the ones judged: the median of the
+		 * ratios of every round of the variant against its base in one
+		 * process (free1m-ab), over all runs, which the VM's speed swings
+		 * between processes do not reach.  CPU time because on a shared machine a
 		 * thread preempted in the middle of its frees adds its wait to the
 		 * wall time of whichever variant it hit; CPU time still counts
 		 * spinning on a lock.
