@@ -793,8 +793,8 @@ static int case_free1m(struct ctx *x)
 	int nt = x->threads;
 	if (measure(x, "free1m", f1_names, NF1, NFREE1M, 2 * nt, free1m_args, &m))
 		return -1;
-	if (measure(x, "free1m-ab", f1_ab_names, NR_F1_AB, NFREE1M, 3 + F1_AB_ROUNDS, free1m_ab_args,
-	            &ab)) {
+	if (measure(x, "free1m-ab", f1_ab_names, NR_F1_AB, NFREE1M, 3 + F1_AB_ROUNDS,
+	            free1m_ab_args, &ab)) {
 		mat_free(&m);
 		return -1;
 	}
