@@ -14,6 +14,8 @@
  *
  *   consume  : if !stopped && words[i].key == K && count >= n  { commit count - n }
  *   refill   : if !stopped && words[i].key == K && count + n <= limit { commit count + n }
+ *              (limit and n at most 0x7fff: count + n may not carry out of
+ *              the count's 16 bits into nothing)
  *   exchange : if !stopped { *old = words[i]; commit words[i] = new }   (i given)
  *
  * consume_at and refill_at do the same on word i alone (i given): a
@@ -221,7 +223,8 @@ fail:
 	return MCG_PCPU_FAIL;
 }
 
-/* Add @n to the count of word @i if it is keyed @key and stays <= @limit. */
+/* Add @n to the count of word @i if it is keyed @key and stays <= @limit
+ * (@n, @limit <= 0x7fff: see above). */
 static inline int mcg_rseq_word_refill_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key,
                                           uint64_t n, uint64_t limit)
 {

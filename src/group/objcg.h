@@ -59,8 +59,16 @@
 /** Bytes per charge unit: slot sizes are multiples of it, and an objcg id is one. */
 #define MCG_OBJCG_UNIT 2u
 #define MCG_OBJCG_UNITS_PER_PAGE (MCG_GROUP_PAGE_SIZE / MCG_OBJCG_UNIT)
-/** Units one stock word holds at most (4 pages; a word counts to 0xffff). */
-#define MCG_OBJCG_STOCK_UNITS (4 * MCG_OBJCG_UNITS_PER_PAGE)
+/**
+ * Pages one stock word holds at most, and in units: 15, so that a flush of
+ * 64 objects of up to 512 B gives its charges back into the word (with 4,
+ * every flush of objects of 128 B and more went through the objcg's lock,
+ * which the CPUs freeing into one objcg share).  A word counts to 0xffff
+ * and a refill adds at most this much to at most this much, which must not
+ * carry out of the count (base/pcpu_word.h): 16 pages would.
+ */
+#define MCG_OBJCG_STOCK_PAGES 15
+#define MCG_OBJCG_STOCK_UNITS (MCG_OBJCG_STOCK_PAGES * MCG_OBJCG_UNITS_PER_PAGE)
 /** Banks of stock words per CPU, and the slots (words) they make. */
 #define MCG_OBJCG_STOCK_BANKS 8
 #define MCG_OBJCG_STOCK_SLOTS (MCG_OBJCG_STOCK_BANKS * MCG_PCPU_WORDS)
@@ -83,7 +91,8 @@ enum mcg_objcg_kind {
  */
 typedef uint16_t mcg_objcg_id_t;
 _Static_assert(sizeof(mcg_objcg_id_t) == MCG_OBJCG_UNIT, "a vector entry is one unit");
-_Static_assert(MCG_OBJCG_STOCK_UNITS <= MCG_PCPU_WORD_COUNT_MAX, "a stock word counts them");
+_Static_assert(2 * MCG_OBJCG_STOCK_UNITS <= MCG_PCPU_WORD_COUNT_MAX,
+               "a full word plus a full refill fits the count");
 /** How many objcgs may exist at once, dying ones included (3 per group:
  *  21 845 groups); mcg_group_create() fails with -ENOSPC beyond. */
 #define MCG_OBJCG_IDS (1u << 16)

@@ -346,7 +346,7 @@ static void test_max_fails_cleanly(void)
 			fails++;
 		}
 	}
-	/* 16 pages hold 15 objects of 4 KiB + 4 B, and a stock's leftovers
+	/* 16 pages hold 15 objects of 4 KiB + 2 B, and a stock's leftovers
 	 * may keep the last one out */
 	CHECK(n >= 14 && n <= 15);
 	CHECK(read_key(c, "memory.events", "max") > 0);
@@ -562,7 +562,10 @@ static void test_churn_strands_no_charge(void)
 	 * the byte stock's words on each CPU, and a few objects in the arrays
 	 * (before, each removed group kept about a page and its objcg). */
 	long ncpu = (long)mcg_os_nr_cpus();
-	long slack = ((MCG_GROUP_STOCK_PAGES + MCG_OBJCG_STOCK_SLOTS * 4) * ncpu + 16) * PAGE;
+	long slack =
+	        ((MCG_GROUP_STOCK_PAGES + MCG_OBJCG_STOCK_SLOTS * MCG_OBJCG_STOCK_PAGES) * ncpu +
+	         16) *
+	        PAGE;
 	CHECK(current_bytes(p) <= slack);
 	CHECK(objcgs_of(p) <= 3 + MCG_OBJCG_STOCK_SLOTS * ncpu + 2 * MCG_NR_OBJCG_KINDS);
 	CHECK_EQ(read_key(p, "cgroup.stat", "nr_dying_descendants"), 0);
