@@ -17,14 +17,27 @@
 
 #include "base/log.h"
 #include "memcg/kmalloc.h"
+#include "os/os.h" /* MCG_MAX_CPUS */
 #include "page/pages.h"
 #include "slab/account.h"
 
 #define KMALLOC_CLASSES 52
 #define KMALLOC_SMALL_MAX 4096
 
+/*
+ * Until kmalloc_init() has run, every entry of kmalloc_small names the stub:
+ * a cache whose CPU arrays are always empty (zeroed: cur = lo = 0, in bss,
+ * never written in rseq mode), so mcg_malloc's fast path needs no test for
+ * "not initialised yet" - its pop fails, and the slow path, which knows the
+ * size, finds the stub.
+ */
+static struct mcg_pcpu_stack kmalloc_stub_pcpu[MCG_MAX_CPUS];
+static struct mcg_cache kmalloc_stub = {.pcpu = kmalloc_stub_pcpu};
+
 static struct mcg_cache *kmalloc_caches[KMALLOC_CLASSES];
-static struct mcg_cache *kmalloc_small[KMALLOC_SMALL_MAX / 16 + 1]; /* by (size+15)/16 */
+static struct mcg_cache *kmalloc_small[KMALLOC_SMALL_MAX / 16 + 1] = {/* by (size+15)/16 */
+                                                                      [0 ... KMALLOC_SMALL_MAX /
+                                                                       16] = &kmalloc_stub};
 
 static inline unsigned class_of(size_t size)
 {
@@ -51,19 +64,48 @@ static int kmalloc_init(void);
 /* What cache_of() returns for sizes no cache serves (mapped directly). */
 #define TOO_LARGE ((struct mcg_cache *)1)
 
-/* The cache of @size; NULL before kmalloc_init(), TOO_LARGE past the classes.
- * Callers test both at once: (uintptr_t)c <= 1. */
+/* The cache of @size up to KMALLOC_SMALL_MAX: the stub before kmalloc_init(). */
+static inline struct mcg_cache *small_cache_of(size_t size)
+{
+	return __atomic_load_n(&kmalloc_small[(size + 15) >> 4], __ATOMIC_ACQUIRE);
+}
+
+/* The cache of @size; NULL before kmalloc_init() (the stub too), TOO_LARGE
+ * past the classes.  Callers test both at once: (uintptr_t)c <= 1. */
 static inline struct mcg_cache *cache_of(size_t size)
 {
-	if (likely(size <= KMALLOC_SMALL_MAX))
-		return __atomic_load_n(&kmalloc_small[(size + 15) >> 4], __ATOMIC_ACQUIRE);
+	if (likely(size <= KMALLOC_SMALL_MAX)) {
+		struct mcg_cache *c = small_cache_of(size);
+		return c != &kmalloc_stub ? c : NULL;
+	}
 	if (size <= MCG_KMALLOC_MAX_CACHE_SIZE)
 		return __atomic_load_n(&kmalloc_caches[class_of(size)], __ATOMIC_ACQUIRE);
 	return TOO_LARGE;
 }
 
+/* mcg_malloc() of @size <= KMALLOC_SMALL_MAX past its pop: an empty (or
+ * stopped) array, locked mode, or the stub. */
+static mcg_noinline void *kmalloc_small_slow(size_t size, struct mcg_cache *c)
+{
+	if (c == &kmalloc_stub)
+		return kmalloc_slow(size);
+	return mcg_percpu_use_rseq() ? mcg_cache_alloc_slow(c) : mcg_cache_alloc_locked(c);
+}
+
 mcg_public void *mcg_malloc(size_t size)
 {
+	if (likely(size <= KMALLOC_SMALL_MAX)) {
+		/* mcg_cache_alloc_fast(), its slow path given the size */
+		struct mcg_cache *c = small_cache_of(size);
+		if (likely(mcg_percpu_use_rseq())) {
+			uintptr_t slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu);
+			if (likely(slot) && likely(!(slot & MCG_SLOT_CHARGED)))
+				return (void *)slot;
+			if (slot)
+				return mcg_cache_alloc_uncharge(c, slot);
+		}
+		return kmalloc_small_slow(size, c);
+	}
 	struct mcg_cache *c = cache_of(size);
 	if (unlikely((uintptr_t)c <= 1))
 		return kmalloc_slow(size);
