@@ -301,22 +301,16 @@ static void *f1_thread_fn(void *arg)
 	return NULL;
 }
 
-/* free1m: SIZE THREADS NOBJ.  Prints each thread's free time in ms: wall, then CPU. */
-static int worker_free1m(enum bench_kind k, int argc, char **argv)
+/* One free1m measurement of kind @k: @nthr threads, @n objects of @size
+ * each; the threads' times in @t.  Return 0 or 1 (failed). */
+static int f1_run(enum bench_kind k, size_t size, int nthr, size_t n, struct f1_thread *t)
 {
-	if (argc < 3)
-		return 2;
-	struct f1_shared sh = {.kind = k, .size = strtoul(argv[0], NULL, 0)};
-	int nthr = atoi(argv[1]);
-	sh.n = strtoul(argv[2], NULL, 0);
-	if (nthr < 1 || nthr > MAX_THREADS)
-		return 2;
+	struct f1_shared sh = {.kind = k, .size = size, .n = n};
 	if (k == BENCH_MCG_CACHE &&
 	    !(sh.cache = mcg_cache_create("bench-free1m", sh.size, 0, 0, NULL)))
 		return 1;
 	int cpus[CPU_SETSIZE];
 	int ncpu = bench_allowed_cpus(cpus, CPU_SETSIZE);
-	struct f1_thread t[MAX_THREADS];
 	pthread_barrier_init(&sh.ready, NULL, (unsigned)nthr);
 	for (int i = 0; i < nthr; i++) {
 		t[i] = (struct f1_thread){.sh = &sh, .cpu = ncpu ? cpus[i % ncpu] : -1};
@@ -331,15 +325,65 @@ static int worker_free1m(enum bench_kind k, int argc, char **argv)
 		err |= t[i].err;
 	}
 	pthread_barrier_destroy(&sh.ready);
-	if (err)
+	if (err || (sh.cache && mcg_cache_destroy(sh.cache)))
+		return 1;
+	return 0;
+}
+
+/* free1m: SIZE THREADS NOBJ.  Prints each thread's free time in ms: wall, then CPU. */
+static int worker_free1m(enum bench_kind k, int argc, char **argv)
+{
+	if (argc < 3)
+		return 2;
+	int nthr = atoi(argv[1]);
+	if (nthr < 1 || nthr > MAX_THREADS)
+		return 2;
+	struct f1_thread t[MAX_THREADS];
+	if (f1_run(k, strtoul(argv[0], NULL, 0), nthr, strtoul(argv[2], NULL, 0), t))
 		return 1;
 	for (int i = 0; i < nthr; i++)
 		printf("%.4f ", t[i].ms);
 	for (int i = 0; i < nthr; i++)
 		printf("%.4f ", t[i].cpu_ms);
 	printf("\n");
-	if (sh.cache && mcg_cache_destroy(sh.cache))
-		return 1;
+	return 0;
+}
+
+/* The threads' mean CPU ms in @t[0, @nthr). */
+static double f1_cpu_mean(const struct f1_thread *t, int nthr)
+{
+	double sum = 0;
+	for (int i = 0; i < nthr; i++)
+		sum += t[i].cpu_ms;
+	return sum / nthr;
+}
+
+/*
+ * free1m-ab: SIZE THREADS NOBJ ROUNDS, run under a baseline.  mcg's free1m
+ * (the cache API) and the baseline's alternate in rounds in this one
+ * process (base, mcg; mcg, base; ...), for the reason pair-ab has; prints
+ * each round's ratio mcg / baseline of the threads' mean CPU time.
+ */
+static int worker_free1m_ab(enum bench_kind k, int argc, char **argv)
+{
+	if (argc < 4 || k != BENCH_LIBC)
+		return 2;
+	size_t size = strtoul(argv[0], NULL, 0), n = strtoul(argv[2], NULL, 0);
+	int nthr = atoi(argv[1]), rounds = atoi(argv[3]);
+	if (nthr < 1 || nthr > MAX_THREADS || rounds < 1 || rounds > 64)
+		return 2;
+	struct f1_thread t[MAX_THREADS];
+	for (int i = 0; i < rounds; i++) {
+		double ms[2]; /* mcg, baseline */
+		for (int j = 0; j < 2; j++) {
+			bool mcg = (i % 2) == (j == 1);
+			if (f1_run(mcg ? BENCH_MCG_CACHE : BENCH_LIBC, size, nthr, n, t))
+				return 1;
+			ms[mcg ? 0 : 1] = f1_cpu_mean(t, nthr);
+		}
+		printf("%.4f ", ms[0] / ms[1]);
+	}
+	printf("\n");
 	return 0;
 }
 
@@ -560,6 +604,8 @@ static int worker_main(int argc, char **argv)
 		return worker_pair_ab(k, argc, argv);
 	if (!strcmp(cas, "free1m"))
 		return worker_free1m(k, argc, argv);
+	if (!strcmp(cas, "free1m-ab"))
+		return worker_free1m_ab(k, argc, argv);
 	if (!strcmp(cas, "growshrink"))
 		return worker_growshrink(k, variant, argc, argv);
 	if (!strcmp(cas, "rss"))
@@ -863,27 +909,67 @@ static void pooled(struct matrix *m, int cfg, int var, int nv, double *mean, dou
 	*sd = bench_stddev(all, n);
 }
 
+#define F1_AB_ROUNDS 3
+
+/*
+ * free1m-ab under baseline @b at config @cfg, every run: the median of the
+ * ratios mcg / @b of every round of every run, pooled; -1 if a worker failed.
+ */
+static double free1m_ab(struct ctx *x, int cfg, int b)
+{
+	double q[64 * F1_AB_ROUNDS];
+	int n = 0;
+	for (int r = 0; r < x->o.runs && n + F1_AB_ROUNDS <= 64 * F1_AB_ROUNDS; r++) {
+		char buf[4][32];
+		const char *a[10] = {"bench", "slab", "--worker", "free1m-ab", x->var[b].name};
+		free1m_args(x, cfg, buf, a + 5);
+		snprintf(buf[3], 32, "%d", F1_AB_ROUNDS);
+		a[8] = buf[3];
+		a[9] = NULL;
+		if (bench_worker_run(&x->var[b], a, q + n, F1_AB_ROUNDS) < F1_AB_ROUNDS) {
+			fprintf(stderr, "memcg bench: free1m-ab/%s failed\n", x->var[b].name);
+			return -1;
+		}
+		n += F1_AB_ROUNDS;
+	}
+	return bench_median(q, n);
+}
+
 static int case_free1m(struct ctx *x)
 {
 	struct matrix m;
 	if (measure(x, "free1m", NFREE1M, 2 * x->threads, free1m_args, &m))
 		return -1;
 	int im = var_index(x, "mcg"), ik = var_index(x, "mcg-kmalloc");
+	/* The fastest baseline of each size by the per-process medians, then
+	 * mcg against it interleaved in one process (judged). */
+	double val[NFREE1M][BENCH_MAX_VARIANTS], qi[NFREE1M];
+	int best[NFREE1M];
+	for (int cfg = 0; cfg < NFREE1M; cfg++) {
+		for (int i = 0; i < x->nvar; i++)
+			val[cfg][i] = mat_median(&m, cfg, i, -x->threads);
+		best[cfg] = best_baseline(x, val[cfg]);
+		if ((qi[cfg] = free1m_ab(x, cfg, best[cfg])) < 0) {
+			mat_free(&m);
+			return -1;
+		}
+	}
 	if (!x->o.json) {
 		printf("\n== free1m: each of %d threads frees %zu objects, ms per thread "
 		       "(median of %d run%s of the mean; +- stddev over all threads and runs) ==\n",
 		       x->threads, free1m_objs(x), x->o.runs, x->o.runs > 1 ? "s" : "");
 		printf("%5s", "size");
 		print_variant_header(x, 13);
-		printf(" | %-9s %8s %12s %s\n", "best", "mcg/best", "kmalloc/best", "target");
+		printf(" | %-9s %8s %12s %11s %s\n", "best", "mcg/best", "kmalloc/best",
+		       "interleaved", "target");
 	}
 	for (int cfg = 0; cfg < NFREE1M; cfg++) {
 		size_t size = free1m_sizes[cfg];
-		double val[BENCH_MAX_VARIANTS], mean, sd;
+		double mean, sd;
+		int b = best[cfg];
 		if (!x->o.json)
 			printf("%5zu", size);
 		for (int i = 0; i < x->nvar; i++) {
-			val[i] = mat_median(&m, cfg, i, -x->threads);
 			pooled(&m, cfg, i, x->threads, &mean, &sd);
 			if (x->o.json) {
 				double cpu[1024];
@@ -891,30 +977,38 @@ static int case_free1m(struct ctx *x)
 				for (int r = 0; r < m.runs && nc < 1024; r++)
 					cpu[nc++] = bench_mean(mat_at(&m, cfg, i, r) + x->threads,
 					                       x->threads);
-				char extra[200];
+				char extra[240], qs[64] = "";
+				if (i == im)
+					snprintf(qs, sizeof(qs),
+					         ",\"ratio_interleaved\":%.4f,\"vs\":\"%s\"",
+					         qi[cfg], x->var[b].name);
 				snprintf(extra, sizeof(extra),
 				         "\"size\":%zu,\"threads\":%d,\"objects\":%zu,\"runs\":%d,"
-				         "\"stddev\":%.3f,\"cpu_ms\":%.3f",
+				         "\"stddev\":%.3f,\"cpu_ms\":%.3f%s",
 				         size, x->threads, free1m_objs(x), x->o.runs, sd,
-				         bench_median(cpu, nc));
-				bench_emit_json("free1m", x->var[i].name, extra, val[i], "ms");
+				         bench_median(cpu, nc), qs);
+				bench_emit_json("free1m", x->var[i].name, extra, val[cfg][i], "ms");
 			} else {
 				char cell[32];
-				snprintf(cell, sizeof(cell), "%.1f+-%.1f", val[i], sd);
+				snprintf(cell, sizeof(cell), "%.1f+-%.1f", val[cfg][i], sd);
 				printf(" %13s", cell);
 			}
 		}
-		int b = best_baseline(x, val);
-		double rm = val[im] / val[b], rk = val[ik] / val[b];
+		double rm = val[cfg][im] / val[cfg][b], rk = val[cfg][ik] / val[cfg][b];
 		char tname[48];
 		snprintf(tname, sizeof(tname), "free1m-%zu", size);
-		const char *tm = target(x, "mcg", tname, rm, rm <= 1.0);
+		const char *tm = target(x, "mcg", tname, qi[cfg], qi[cfg] <= 1.0);
 		if (!x->o.json)
-			printf(" | %-9s %8.2f %12.2f %s\n", x->var[b].name, rm, rk, tm);
+			printf(" | %-9s %8.2f %12.2f %11.3f %s\n", x->var[b].name, rm, rk, qi[cfg],
+			       tm);
 	}
 	if (!x->o.json)
 		printf("target: mcg (the cache API, a live cache as in seed 000) <= the fastest "
-		       "baseline; kmalloc/best is for information\n");
+		       "baseline, judged interleaved: under that baseline's malloc, rounds of "
+		       "mcg's frees and the baseline's alternate in one process (%d each run), "
+		       "the median ratio of their CPU time over every round of every run; the "
+		       "per-process wall ratios and kmalloc/best are for information\n",
+		       F1_AB_ROUNDS);
 	mat_free(&m);
 	return 0;
 }
