@@ -23,16 +23,24 @@
 
 enum { MCG_FREE_UNCHECKED = 16, MCG_FREE_MISALIGNED = 17 };
 
+/* This CPU's top object of @c (rseq mode), its charge given back if it
+ * carried one; NULL if the array is empty or stopped. */
+static mcg_always_inline void *mcg_cache_pop(struct mcg_cache *c)
+{
+	uintptr_t slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu);
+	if (likely(slot) && likely(!(slot & MCG_SLOT_CHARGED)))
+		return (void *)slot;
+	if (slot)
+		return mcg_cache_alloc_uncharge(c, slot);
+	return NULL;
+}
+
 /* Every exit is a return or a tail call: the fast path needs no stack frame. */
 static mcg_always_inline void *mcg_cache_alloc_fast(struct mcg_cache *c)
 {
 	if (likely(mcg_percpu_use_rseq())) {
-		uintptr_t slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu);
-		if (likely(slot) && likely(!(slot & MCG_SLOT_CHARGED)))
-			return (void *)slot;
-		if (slot)
-			return mcg_cache_alloc_uncharge(c, slot);
-		return mcg_cache_alloc_slow(c);
+		void *obj = mcg_cache_pop(c);
+		return likely(obj) ? obj : mcg_cache_alloc_slow(c);
 	}
 	return mcg_cache_alloc_locked(c);
 }

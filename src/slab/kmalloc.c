@@ -97,13 +97,9 @@ mcg_public void *mcg_malloc(size_t size)
 	if (likely(size <= KMALLOC_SMALL_MAX)) {
 		/* mcg_cache_alloc_fast(), its slow path given the size */
 		struct mcg_cache *c = small_cache_of(size);
-		if (likely(mcg_percpu_use_rseq())) {
-			uintptr_t slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu);
-			if (likely(slot) && likely(!(slot & MCG_SLOT_CHARGED)))
-				return (void *)slot;
-			if (slot)
-				return mcg_cache_alloc_uncharge(c, slot);
-		}
+		void *obj;
+		if (likely(mcg_percpu_use_rseq()) && likely(obj = mcg_cache_pop(c)))
+			return obj;
 		return kmalloc_small_slow(size, c);
 	}
 	struct mcg_cache *c = cache_of(size);

@@ -214,7 +214,8 @@ static inline void *mcg_slot_obj(uintptr_t slot)
 /** The objcg id array slot @slot carries (0: none). */
 static inline uint16_t mcg_slot_id(uintptr_t slot) { return (uint16_t)(slot >> MCG_SLOT_ID_SHIFT); }
 /** The rest of a plain allocation that popped a tagged @slot: its charge goes. */
-void *mcg_cache_alloc_uncharge(struct mcg_cache *c, uintptr_t slot);
+__attribute__((returns_nonnull)) void *mcg_cache_alloc_uncharge(struct mcg_cache *c,
+                                                                uintptr_t slot);
 /** Free object @idx of @s (it has a vector) inside a shrinker: uncharge it now. */
 void mcg_cache_free_reclaim(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx);
 /**
