@@ -186,12 +186,13 @@ static void *f1_thread_fn(void *arg)
 /*
  * One free1m measurement: a cache of @size B (accounted unless @variant is
  * "unaccounted"), @nthr threads allocating @n objects each, the group
- * removed first for "removed", then the timed frees; each thread's times in
- * @t.  Checks that nothing stays charged.  Return 0, 1 (failed) or 2 (bad
+ * removed first for "removed", then the timed frees; each thread's wall and
+ * CPU ms in @ms and @cpu_ms.  Checks that nothing stays charged.  Return 0, 1 (failed) or 2 (bad
  * variant).
  */
-static int f1_run(const char *variant, size_t size, int nthr, size_t n, struct f1_thread *t)
+static int f1_run(const char *variant, size_t size, int nthr, size_t n, double *ms, double *cpu_ms)
 {
+	struct f1_thread t[MAX_THREADS];
 	bool removed = !strcmp(variant, "removed");
 	bool accounted = removed || !strcmp(variant, "alive");
 	if (!accounted && strcmp(variant, "unaccounted"))
@@ -248,6 +249,10 @@ static int f1_run(const char *variant, size_t size, int nthr, size_t n, struct f
 	}
 	if (mcg_cache_destroy(sh.cache) || check_exact("free1m"))
 		return 1;
+	for (int i = 0; i < nthr; i++) {
+		ms[i] = t[i].ms;
+		cpu_ms[i] = t[i].cpu_ms;
+	}
 	return 0;
 }
 
@@ -259,25 +264,13 @@ static int worker_free1m(const char *variant, int argc, char **argv)
 	int nthr = atoi(argv[1]);
 	if (nthr < 1 || nthr > MAX_THREADS)
 		return 2;
-	struct f1_thread t[MAX_THREADS];
-	int rc = f1_run(variant, strtoul(argv[0], NULL, 0), nthr, strtoul(argv[2], NULL, 0), t);
+	double ms[MAX_THREADS], cpu_ms[MAX_THREADS];
+	int rc = f1_run(variant, strtoul(argv[0], NULL, 0), nthr, strtoul(argv[2], NULL, 0), ms,
+	                cpu_ms);
 	if (rc)
 		return rc;
-	for (int i = 0; i < nthr; i++)
-		printf("%.4f ", t[i].ms);
-	for (int i = 0; i < nthr; i++)
-		printf("%.4f ", t[i].cpu_ms);
-	printf("\n");
+	bench_print_threads(ms, cpu_ms, nthr);
 	return 0;
-}
-
-/* The threads' mean CPU ms in @t[0, @nthr). */
-static double f1_cpu_mean(const struct f1_thread *t, int nthr)
-{
-	double sum = 0;
-	for (int i = 0; i < nthr; i++)
-		sum += t[i].cpu_ms;
-	return sum / nthr;
 }
 
 /*
@@ -302,14 +295,14 @@ static int worker_free1m_ab(const char *variant, int argc, char **argv)
 	if (!ratio)
 		return 1;
 	double *tv = ratio + rounds, *tb = tv + rounds;
-	struct f1_thread t[MAX_THREADS];
+	double ms[MAX_THREADS], cpu_ms[MAX_THREADS];
 	for (int i = 0; i < rounds; i++) {
 		for (int j = 0; j < 2; j++) {
 			bool var = (i % 2) == (j == 0);
-			int rc = f1_run(var ? variant : base, size, nthr, n, t);
+			int rc = f1_run(var ? variant : base, size, nthr, n, ms, cpu_ms);
 			if (rc)
 				return rc;
-			(var ? tv : tb)[i] = f1_cpu_mean(t, nthr);
+			(var ? tv : tb)[i] = bench_mean(cpu_ms, nthr);
 		}
 		ratio[i] = tv[i] / tb[i];
 	}

@@ -302,9 +302,11 @@ static void *f1_thread_fn(void *arg)
 }
 
 /* One free1m measurement of kind @k: @nthr threads, @n objects of @size
- * each; the threads' times in @t.  Return 0 or 1 (failed). */
-static int f1_run(enum bench_kind k, size_t size, int nthr, size_t n, struct f1_thread *t)
+ * each; each thread's wall and CPU ms in @ms and @cpu_ms.  Return 0 or 1
+ * (failed). */
+static int f1_run(enum bench_kind k, size_t size, int nthr, size_t n, double *ms, double *cpu_ms)
 {
+	struct f1_thread t[MAX_THREADS];
 	struct f1_shared sh = {.kind = k, .size = size, .n = n};
 	if (k == BENCH_MCG_CACHE &&
 	    !(sh.cache = mcg_cache_create("bench-free1m", sh.size, 0, 0, NULL)))
@@ -327,6 +329,10 @@ static int f1_run(enum bench_kind k, size_t size, int nthr, size_t n, struct f1_
 	pthread_barrier_destroy(&sh.ready);
 	if (err || (sh.cache && mcg_cache_destroy(sh.cache)))
 		return 1;
+	for (int i = 0; i < nthr; i++) {
+		ms[i] = t[i].ms;
+		cpu_ms[i] = t[i].cpu_ms;
+	}
 	return 0;
 }
 
@@ -338,24 +344,11 @@ static int worker_free1m(enum bench_kind k, int argc, char **argv)
 	int nthr = atoi(argv[1]);
 	if (nthr < 1 || nthr > MAX_THREADS)
 		return 2;
-	struct f1_thread t[MAX_THREADS];
-	if (f1_run(k, strtoul(argv[0], NULL, 0), nthr, strtoul(argv[2], NULL, 0), t))
+	double ms[MAX_THREADS], cpu_ms[MAX_THREADS];
+	if (f1_run(k, strtoul(argv[0], NULL, 0), nthr, strtoul(argv[2], NULL, 0), ms, cpu_ms))
 		return 1;
-	for (int i = 0; i < nthr; i++)
-		printf("%.4f ", t[i].ms);
-	for (int i = 0; i < nthr; i++)
-		printf("%.4f ", t[i].cpu_ms);
-	printf("\n");
+	bench_print_threads(ms, cpu_ms, nthr);
 	return 0;
-}
-
-/* The threads' mean CPU ms in @t[0, @nthr). */
-static double f1_cpu_mean(const struct f1_thread *t, int nthr)
-{
-	double sum = 0;
-	for (int i = 0; i < nthr; i++)
-		sum += t[i].cpu_ms;
-	return sum / nthr;
 }
 
 /*
@@ -372,16 +365,16 @@ static int worker_free1m_ab(enum bench_kind k, int argc, char **argv)
 	int nthr = atoi(argv[1]), rounds = atoi(argv[3]);
 	if (nthr < 1 || nthr > MAX_THREADS || rounds < 1 || rounds > 64)
 		return 2;
-	struct f1_thread t[MAX_THREADS];
+	double ms[MAX_THREADS], cpu_ms[MAX_THREADS];
 	for (int i = 0; i < rounds; i++) {
-		double ms[2]; /* mcg, baseline */
+		double q[2]; /* mcg, baseline */
 		for (int j = 0; j < 2; j++) {
 			bool mcg = (i % 2) == (j == 1);
-			if (f1_run(mcg ? BENCH_MCG_CACHE : BENCH_LIBC, size, nthr, n, t))
+			if (f1_run(mcg ? BENCH_MCG_CACHE : BENCH_LIBC, size, nthr, n, ms, cpu_ms))
 				return 1;
-			ms[mcg ? 0 : 1] = f1_cpu_mean(t, nthr);
+			q[mcg ? 0 : 1] = bench_mean(cpu_ms, nthr);
 		}
-		printf("%.4f ", ms[0] / ms[1]);
+		printf("%.4f ", q[0] / q[1]);
 	}
 	printf("\n");
 	return 0;

@@ -103,6 +103,15 @@ double bench_stddev(const double *v, int n)
 	return sqrt(s / (n - 1));
 }
 
+void bench_print_threads(const double *ms, const double *cpu_ms, int n)
+{
+	for (int i = 0; i < n; i++)
+		printf("%.4f ", ms[i]);
+	for (int i = 0; i < n; i++)
+		printf("%.4f ", cpu_ms[i]);
+	printf("\n");
+}
+
 void bench_progress(const char *fmt, ...)
 {
 	va_list ap;

@@ -57,6 +57,10 @@ double bench_median(double *v, int n);
 double bench_mean(const double *v, int n);
 double bench_stddev(const double *v, int n);
 
+/** bench_print_threads - one line on stdout: @ms[0, @n) (each thread's wall
+ *  ms), then @cpu_ms[0, @n) (its CPU ms), as the free1m workers print them. */
+void bench_print_threads(const double *ms, const double *cpu_ms, int n);
+
 /** bench_progress - a progress line on stderr (never stdout). */
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
