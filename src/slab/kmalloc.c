@@ -108,9 +108,11 @@ mcg_public void *mcg_malloc(size_t size)
 	return mcg_cache_alloc_fast(c);
 }
 
-/* Not an object start of a slab: a large block, or a bad pointer. */
+/* Not an object start of a slab: NULL, a large block, or a bad pointer. */
 static mcg_noinline void free_slow(void *p)
 {
+	if (!p) /* free(NULL): nothing to do */
+		return;
 	struct mcg_chunk *ch = mcg_chunk_of(p);
 	if (ch && ch->kind == MCG_CHUNK_LARGE && p == ch->large_ptr) {
 		struct mcg_objcg *x = ch->large_objcg;
@@ -130,8 +132,7 @@ static mcg_noinline void free_slow(void *p)
 
 mcg_public void mcg_free(void *p)
 {
-	if (unlikely(!p))
-		return;
+	/* NULL too: chunk 0 is never memcg's, and free_slow() returns for it. */
 	if (likely(mcg_chunk_owned(p))) {
 		/* No test of the unit's cache: a unit that holds no slab (a large
 		 * block's header is one) reads nobjs 0, so the index fails. */

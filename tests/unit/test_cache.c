@@ -481,6 +481,8 @@ static void test_foreign_pointers(void)
 	CHECK_EQ(reports_of(MCG_REPORT_MISALIGNED, a + 1), 1);
 	mcg_cache_free(d, a);
 	CHECK_EQ(reports_of(MCG_REPORT_WRONG_CACHE, a), 1);
+	mcg_cache_free(c, NULL); /* nothing, and no report (it takes the slow path) */
+	mcg_cache_free(NULL, NULL);
 	CHECK_EQ(nreports, 5);
 	/* Reported frees did nothing: @a is still live and usable. */
 	CHECK_EQ(stats_of(c).active_objs, 1);
