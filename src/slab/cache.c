@@ -38,8 +38,8 @@ mcg_public void *mcg_cache_alloc(mcg_cache_t *c)
 
 mcg_public void mcg_cache_free(mcg_cache_t *c, void *obj)
 {
-	/* NULL too: chunk 0 is never memcg's (nothing maps address 0), and the
-	 * slow path returns for it - no test of its own on the way. */
+	if (unlikely(!obj))
+		return;
 	if (unlikely(!mcg_chunk_owned(obj))) {
 		mcg_cache_free_slow(c, obj, NULL, MCG_FREE_UNCHECKED);
 		return;
@@ -112,8 +112,6 @@ mcg_noinline void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg
 		obj = mcg_slot_obj((uintptr_t)obj);
 	switch (why) {
 	case MCG_FREE_UNCHECKED:
-		if (!obj) /* free(NULL): nothing to do */
-			return;
 		if (!c) {
 			mcg_report(MCG_REPORT_FOREIGN_PTR, NULL, obj);
 		} else if (!s || !s->cache) {
