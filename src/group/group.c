@@ -24,6 +24,9 @@ const struct mcg_group_reclaim_ops *mcg_group_reclaim_ops;
 mcg_tls struct mcg_reclaim_state *mcg_reclaim_state_current;
 mcg_tls mcg_group_t *mcg_current_group_;
 mcg_tls struct mcg_objcg *mcg_current_objcg_[MCG_NR_OBJCG_KINDS];
+mcg_tls uint64_t mcg_current_slot_bits_[MCG_NR_OBJCG_KINDS] = {
+        MCG_ROOT_SLOT_BITS(0), MCG_ROOT_SLOT_BITS(1), MCG_ROOT_SLOT_BITS(2)};
+_Static_assert(MCG_NR_OBJCG_KINDS == 3, "one initialiser per kind");
 
 void mcg_group_set_reclaim_ops(const struct mcg_group_reclaim_ops *ops)
 {
@@ -54,6 +57,8 @@ static void group_init_once(void)
 	mcg_objcg_init();
 	if (mcg_objcg_create_all(r))
 		mcg_die("no memory for the root group's objcgs");
+	for (int k = 0; k < MCG_NR_OBJCG_KINDS; k++) /* the threads' initial slot_bits */
+		MCG_BUG_ON(r->objcg[k]->slot_bits != MCG_ROOT_SLOT_BITS(k));
 	__atomic_store_n(&group_ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -344,8 +349,10 @@ mcg_public int mcg_group_is_online(const mcg_group_t *g)
 static void set_current(mcg_group_t *g)
 {
 	mcg_current_group_ = g;
-	for (int k = 0; k < MCG_NR_OBJCG_KINDS; k++)
+	for (int k = 0; k < MCG_NR_OBJCG_KINDS; k++) {
 		mcg_current_objcg_[k] = g ? g->objcg[k] : NULL;
+		mcg_current_slot_bits_[k] = g ? g->objcg[k]->slot_bits : MCG_ROOT_SLOT_BITS(k);
+	}
 }
 
 mcg_public mcg_group_t *mcg_group_enter(mcg_group_t *g)

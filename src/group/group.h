@@ -150,9 +150,14 @@ extern mcg_tls struct mcg_reclaim_state *mcg_reclaim_state_current;
 
 /** This thread's group as mcg_group_enter() set it (NULL: the root). */
 extern mcg_tls mcg_group_t *mcg_current_group_;
-/** Its objcgs by kind, set with it (NULL: the root): the accounted
- *  allocation's one load (slab/account.h). */
+/** Its objcgs by kind, set with it (NULL: the root). */
 extern mcg_tls struct mcg_objcg *mcg_current_objcg_[MCG_NR_OBJCG_KINDS];
+/** The slot_bits of those objcgs, the root's (MCG_ROOT_SLOT_BITS) when none:
+ *  the accounted allocation's one load, with no test (slab/account.h). */
+extern mcg_tls uint64_t mcg_current_slot_bits_[MCG_NR_OBJCG_KINDS];
+/** The root's objcgs have ids 1, 2, 3 by kind (created first; group.c
+ *  checks), so a thread's slot_bits start as the root's at no cost. */
+#define MCG_ROOT_SLOT_BITS(kind) ((((uint64_t)(kind) + 1) << MCG_OBJCG_ID_SHIFT) | 1)
 
 /** mcg_objcg_of - @g's objcg of @kind (NULL: the current group's); no reference taken. */
 static inline struct mcg_objcg *mcg_objcg_of(mcg_group_t *g, enum mcg_objcg_kind kind)

@@ -264,10 +264,12 @@ void mcg_slab_free_objcgs(struct mcg_slab *s)
 
 /* ------------------------------------------------------------ the API */
 
-/* Out of line: a call (needs a frame), and rare (no group entered). */
-mcg_noinline void *mcg_cache_alloc_root(struct mcg_cache *c)
+mcg_noinline void *mcg_cache_alloc_current_slow(struct mcg_cache *c, uintptr_t slot)
 {
-	return mcg_cache_alloc_objcg(c, mcg_objcg_of(mcg_group_root(), c->objcg_kind));
+	struct mcg_objcg *x = mcg_current_objcg_[c->objcg_kind];
+	if (!x) /* no group entered: the root's (mcg_group_root() initialises) */
+		x = mcg_objcg_of(mcg_group_root(), c->objcg_kind);
+	return mcg_cache_alloc_objcg_slow(c, x, slot);
 }
 
 mcg_public void *mcg_cache_alloc_account(mcg_cache_t *c, mcg_group_t *g)

@@ -53,17 +53,27 @@ static mcg_always_inline void *mcg_cache_alloc_objcg(struct mcg_cache *c, struct
 	return mcg_cache_alloc_objcg_slow(c, x, slot);
 }
 
-/** mcg_cache_alloc_root - mcg_cache_alloc_objcg() for the root's objcg (out of line). */
-void *mcg_cache_alloc_root(struct mcg_cache *c);
+/** The slow half of mcg_cache_alloc_current(): @slot as for
+ *  mcg_cache_alloc_objcg_slow(); the current group's objcg, the root's
+ *  when none (out of line). */
+void *mcg_cache_alloc_current_slow(struct mcg_cache *c, uintptr_t slot);
 
-/** mcg_cache_alloc_current - mcg_cache_alloc_objcg() for the current group
- *  (mcg_group_enter()), the root's when none: inline, no jump on the way. */
+/**
+ * mcg_cache_alloc_current - mcg_cache_alloc_objcg() for the current group
+ * (mcg_group_enter()), the root's when none: inline, and the objcg is not
+ * loaded on the way - the thread's slot_bits for the cache's kind are
+ * enough to recognise an object charged to it (the root's by default).
+ */
 static mcg_always_inline void *mcg_cache_alloc_current(struct mcg_cache *c)
 {
-	struct mcg_objcg *x = mcg_current_objcg_[c->objcg_kind];
-	if (unlikely(!x))
-		return mcg_cache_alloc_root(c);
-	return mcg_cache_alloc_objcg(c, x);
+	uintptr_t slot;
+	if (unlikely(!mcg_percpu_use_rseq()) ||
+	    unlikely(!(slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu))))
+		return mcg_cache_alloc_current_slow(c, 0);
+	uintptr_t obj = slot - mcg_current_slot_bits_[c->objcg_kind];
+	if (likely(obj < ((uintptr_t)1 << MCG_SLOT_ID_SHIFT)))
+		return (void *)obj;
+	return mcg_cache_alloc_current_slow(c, slot);
 }
 
 /*

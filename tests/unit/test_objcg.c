@@ -263,6 +263,67 @@ static void test_reclaimable_and_explicit(void)
 	teardown();
 }
 
+/*
+ * A thread that never entered a group allocates from an MCG_CACHE_ACCOUNT
+ * cache for the root: its TLS slot_bits start as the root's (ids 1-3), so
+ * the object freed and allocated again comes back from its slot still
+ * charged to the root; entering a group moves the charge on the next
+ * allocation.  One CPU, so the array is LIFO.
+ */
+static void root_then_group_body(mcg_group_t *g)
+{
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+	mcg_cache_t *k = mcg_cache_create("acct-root", 64, 0, MCG_CACHE_ACCOUNT, NULL);
+	REQUIRE(k);
+	mcg_group_t *owner = NULL;
+	long slab0 = read_key(mcg_group_root(), "memory.stat", "slab");
+	void *o = mcg_cache_alloc(k);  /* no group entered in this thread */
+	void *o2 = mcg_cache_alloc(k); /* from the refilled array: untagged */
+	REQUIRE(o && o2);
+	CHECK_EQ(read_key(mcg_group_root(), "memory.stat", "slab"),
+	         slab0 + 2 * (64 + (long)sizeof(mcg_objcg_id_t)));
+	mcg_cache_free(k, o2);
+	mcg_cache_free(k, o);
+	CHECK(mcg_cache_alloc(k) == o); /* from its slot: the root's still */
+	CHECK_EQ(mcg_obj_group(o, &owner), 0);
+	CHECK(owner == mcg_group_root());
+	mcg_group_put(owner);
+	CHECK_EQ(read_key(mcg_group_root(), "memory.stat", "slab"),
+	         slab0 + 64 + (long)sizeof(mcg_objcg_id_t));
+	mcg_cache_free(k, o);
+	mcg_group_t *prev = mcg_group_enter(g);
+	CHECK(mcg_cache_alloc(k) == o); /* the charge moves to g */
+	mcg_group_leave(prev);
+	CHECK_EQ(mcg_obj_group(o, &owner), 0);
+	CHECK(owner == g);
+	mcg_group_put(owner);
+	CHECK_EQ(read_key(g, "memory.stat", "slab"), 64 + (long)sizeof(mcg_objcg_id_t));
+	CHECK_EQ(read_key(mcg_group_root(), "memory.stat", "slab"),
+	         slab0 + 64 + (long)sizeof(mcg_objcg_id_t)); /* g's are the root's too */
+	mcg_cache_free(k, o);
+	CHECK_EQ(mcg_cache_destroy(k), 0);
+}
+
+static void *root_then_group(void *arg)
+{
+	root_then_group_body(arg);
+	return NULL;
+}
+
+static void test_root_without_entering(void)
+{
+	setup();
+	pthread_t t;
+	REQUIRE(pthread_create(&t, NULL, root_then_group, c) == 0);
+	pthread_join(t, NULL);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(c), 0);
+	teardown();
+}
+
 static void test_kmalloc_account(void)
 {
 	setup();
@@ -584,6 +645,7 @@ int main(int argc, char **argv)
 	RUN(test_charge_travels_with_object);
 	RUN(test_stock_holds_many_objcgs);
 	RUN(test_reclaimable_and_explicit);
+	RUN(test_root_without_entering);
 	RUN(test_kmalloc_account);
 	RUN(test_remove_reparents);
 	RUN(test_max_fails_cleanly);
