@@ -35,6 +35,28 @@ static mcg_always_inline void mcg_objcg_give(struct mcg_objcg *x, uint64_t units
 	mcg_objcg_uncharge(x, units);
 }
 
+/*
+ * The accounted fast path: pop this CPU's top object of @c (rseq mode) and
+ * return it if its slot carries *@bits (an objcg's slot_bits, read after
+ * the pop): it is charged to that objcg already - take the tag and the id
+ * off, and it is ours as it is.  NULL otherwise, *@slot then being what was
+ * popped (0: nothing, or locked mode) for the slow path.
+ */
+static mcg_always_inline void *mcg_cache_pop_charged(struct mcg_cache *c, const uint64_t *bits,
+                                                     uintptr_t *slot)
+{
+	*slot = 0;
+	if (unlikely(!mcg_percpu_use_rseq()) ||
+	    unlikely(!(*slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu))))
+		return NULL;
+	uintptr_t obj = *slot - *bits;
+	if (unlikely(obj >= ((uintptr_t)1 << MCG_SLOT_ID_SHIFT)))
+		return NULL;
+	if (!obj) /* an object: never NULL (lets callers skip a test) */
+		__builtin_unreachable();
+	return (void *)obj;
+}
+
 /**
  * mcg_cache_alloc_objcg - allocate an object of @c charged to @x.
  * Return: the object, or NULL with errno ENOMEM (nothing charged).
@@ -42,15 +64,8 @@ static mcg_always_inline void mcg_objcg_give(struct mcg_objcg *x, uint64_t units
 static mcg_always_inline void *mcg_cache_alloc_objcg(struct mcg_cache *c, struct mcg_objcg *x)
 {
 	uintptr_t slot;
-	if (unlikely(!mcg_percpu_use_rseq()) ||
-	    unlikely(!(slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu))))
-		return mcg_cache_alloc_objcg_slow(c, x, 0);
-	/* Already x's (its slot carries x's id, so it is tagged): take the
-	 * tag and the id off, and the object is ours as it is. */
-	uintptr_t obj = slot - x->slot_bits;
-	if (likely(obj < ((uintptr_t)1 << MCG_SLOT_ID_SHIFT)))
-		return (void *)obj;
-	return mcg_cache_alloc_objcg_slow(c, x, slot);
+	void *obj = mcg_cache_pop_charged(c, &x->slot_bits, &slot);
+	return likely(obj) ? obj : mcg_cache_alloc_objcg_slow(c, x, slot);
 }
 
 /** The slow half of mcg_cache_alloc_current(): @slot as for
@@ -67,13 +82,8 @@ void *mcg_cache_alloc_current_slow(struct mcg_cache *c, uintptr_t slot);
 static mcg_always_inline void *mcg_cache_alloc_current(struct mcg_cache *c)
 {
 	uintptr_t slot;
-	if (unlikely(!mcg_percpu_use_rseq()) ||
-	    unlikely(!(slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu))))
-		return mcg_cache_alloc_current_slow(c, 0);
-	uintptr_t obj = slot - mcg_current_slot_bits_[c->objcg_kind];
-	if (likely(obj < ((uintptr_t)1 << MCG_SLOT_ID_SHIFT)))
-		return (void *)obj;
-	return mcg_cache_alloc_current_slow(c, slot);
+	void *obj = mcg_cache_pop_charged(c, &mcg_current_slot_bits_[c->objcg_kind], &slot);
+	return likely(obj) ? obj : mcg_cache_alloc_current_slow(c, slot);
 }
 
 /*

@@ -61,7 +61,7 @@ static int kmalloc_init(void);
 
 /* ------------------------------------------------------------ fast paths */
 
-/* What cache_of() returns for sizes no cache serves (mapped directly). */
+/* What large_cache_of() returns for sizes no cache serves (mapped directly). */
 #define TOO_LARGE ((struct mcg_cache *)1)
 
 /* The cache of @size up to KMALLOC_SMALL_MAX: the stub before kmalloc_init(). */
@@ -70,14 +70,10 @@ static inline struct mcg_cache *small_cache_of(size_t size)
 	return __atomic_load_n(&kmalloc_small[(size + 15) >> 4], __ATOMIC_ACQUIRE);
 }
 
-/* The cache of @size; NULL before kmalloc_init() (the stub too), TOO_LARGE
- * past the classes.  Callers test both at once: (uintptr_t)c <= 1. */
-static inline struct mcg_cache *cache_of(size_t size)
+/* The cache of @size > KMALLOC_SMALL_MAX; NULL before kmalloc_init(),
+ * TOO_LARGE past the classes.  Callers test both at once: (uintptr_t)c <= 1. */
+static inline struct mcg_cache *large_cache_of(size_t size)
 {
-	if (likely(size <= KMALLOC_SMALL_MAX)) {
-		struct mcg_cache *c = small_cache_of(size);
-		return c != &kmalloc_stub ? c : NULL;
-	}
 	if (size <= MCG_KMALLOC_MAX_CACHE_SIZE)
 		return __atomic_load_n(&kmalloc_caches[class_of(size)], __ATOMIC_ACQUIRE);
 	return TOO_LARGE;
@@ -102,7 +98,7 @@ mcg_public void *mcg_malloc(size_t size)
 			return obj;
 		return kmalloc_small_slow(size, c);
 	}
-	struct mcg_cache *c = cache_of(size);
+	struct mcg_cache *c = large_cache_of(size);
 	if (unlikely((uintptr_t)c <= 1))
 		return kmalloc_slow(size);
 	return mcg_cache_alloc_fast(c);
@@ -160,9 +156,26 @@ static mcg_noinline void *kmalloc_objcg_first(size_t size, struct mcg_objcg *x)
 	return mcg_kmalloc_objcg(size, x);
 }
 
+/* mcg_kmalloc_objcg() of @size <= KMALLOC_SMALL_MAX past its pop (@slot as
+ * for mcg_cache_alloc_objcg_slow()), the stub included. */
+static mcg_noinline void *kmalloc_objcg_small_slow(size_t size, struct mcg_objcg *x,
+                                                   struct mcg_cache *c, uintptr_t slot)
+{
+	if (c == &kmalloc_stub) /* its arrays are always empty: slot is 0 */
+		return kmalloc_objcg_first(size, x);
+	return mcg_cache_alloc_objcg_slow(c, x, slot);
+}
+
 void *mcg_kmalloc_objcg(size_t size, struct mcg_objcg *x)
 {
-	struct mcg_cache *c = cache_of(size);
+	if (likely(size <= KMALLOC_SMALL_MAX)) {
+		/* mcg_cache_alloc_objcg(), its slow path given the size */
+		struct mcg_cache *c = small_cache_of(size);
+		uintptr_t slot;
+		void *obj = mcg_cache_pop_charged(c, &x->slot_bits, &slot);
+		return likely(obj) ? obj : kmalloc_objcg_small_slow(size, x, c, slot);
+	}
+	struct mcg_cache *c = large_cache_of(size);
 	if (unlikely((uintptr_t)c <= 1))
 		return c ? large_alloc(size, 16, x) : kmalloc_objcg_first(size, x);
 	return mcg_cache_alloc_objcg(c, x);
