@@ -157,7 +157,7 @@ extern mcg_tls struct mcg_objcg *mcg_current_objcg_[MCG_NR_OBJCG_KINDS];
 extern mcg_tls uint64_t mcg_current_slot_bits_[MCG_NR_OBJCG_KINDS];
 /** The root's objcgs have ids 1, 2, 3 by kind (created first; group.c
  *  checks), so a thread's slot_bits start as the root's at no cost. */
-#define MCG_ROOT_SLOT_BITS(kind) ((((uint64_t)(kind) + 1) << MCG_OBJCG_ID_SHIFT) | 1)
+#define MCG_ROOT_SLOT_BITS(kind) MCG_OBJCG_SLOT_BITS((kind) + 1)
 
 /** mcg_objcg_of - @g's objcg of @kind (NULL: the current group's); no reference taken. */
 static inline struct mcg_objcg *mcg_objcg_of(mcg_group_t *g, enum mcg_objcg_kind kind)

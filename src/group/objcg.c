@@ -381,7 +381,7 @@ static int ids_assign_locked(mcg_group_t *g)
 				id_free_locked(g->objcg[k]->id);
 			return -ENOSPC;
 		}
-		x->slot_bits = ((uint64_t)x->id << MCG_OBJCG_ID_SHIFT) | 1;
+		x->slot_bits = MCG_OBJCG_SLOT_BITS(x->id);
 	}
 	return 0;
 }

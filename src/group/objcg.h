@@ -98,6 +98,8 @@ _Static_assert(2 * MCG_OBJCG_STOCK_UNITS <= MCG_PCPU_WORD_COUNT_MAX,
 #define MCG_OBJCG_IDS (1u << 16)
 /** Where slot_bits puts the id: above the address space (slab/slab.h). */
 #define MCG_OBJCG_ID_SHIFT 48
+/** The slot_bits of the objcg with id @id: the id above the address, bit 0 set. */
+#define MCG_OBJCG_SLOT_BITS(id) (((uint64_t)(id) << MCG_OBJCG_ID_SHIFT) | 1)
 
 struct mcg_objcg {
 	mcg_spin_t lock;
