@@ -374,9 +374,9 @@ static unsigned long reclaim(mcg_group_t *g, int nid, unsigned long nr_to_reclai
 	        .flags = flags,
 	};
 	struct mcg_reclaim_state *prev = mcg_reclaim_state_current;
-	mcg_reclaim_state_current = &sc.state;
+	mcg_reclaim_state_set(&sc.state);
 	do_try_to_free(&sc);
-	mcg_reclaim_state_current = prev;
+	mcg_reclaim_state_set(prev);
 	if (prev)
 		prev->reclaimed += sc.state.reclaimed; /* nested: the outer one counts them too */
 	if (res) {

@@ -58,10 +58,15 @@ static inline mcg_objcg_id_t *entry_of(struct mcg_slab *s, void *obj)
 
 /* ------------------------------------------------------------ free */
 
-void mcg_cache_free_reclaim(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx)
+void mcg_cache_free_charged_slow(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx)
 {
 	mcg_objcg_id_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
 	mcg_objcg_id_t id = v[idx];
+	if (!mcg_reclaim_state_current) { /* locked mode, or the thread's first charged free */
+		mcg_charged_push_fast_ = mcg_percpu_use_rseq();
+		mcg_cache_push(c, s, (void *)mcg_slot_tagged(obj, id));
+		return;
+	}
 	v[idx] = 0; /* before the object can be handed out again */
 	mcg_cache_push(c, s, obj);
 	if (id) /* to the counters: reclaimed */

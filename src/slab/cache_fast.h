@@ -68,12 +68,16 @@ static mcg_always_inline void mcg_cache_free_at(struct mcg_cache *c, struct mcg_
 		mcg_cache_push(c, s, obj);
 		return;
 	}
-	if (unlikely(mcg_reclaim_state_current)) {
-		mcg_cache_free_reclaim(c, s, obj, idx);
+	/* rseq mode and no shrinker running, in one test */
+	if (unlikely(!(mcg_config_rseq_asm && !mcg_config_tsan && mcg_charged_push_fast_))) {
+		mcg_cache_free_charged_slow(c, s, obj, idx);
 		return;
 	}
 	/* Tagged, with the id its entry holds: the entry stays as it is. */
-	mcg_cache_push(c, s, (void *)mcg_slot_tagged(obj, v[idx]));
+	void *slot = (void *)mcg_slot_tagged(obj, v[idx]);
+	int r = mcg_rseq_stack_push(s->pcpu, slot);
+	if (unlikely(r != MCG_PCPU_OK))
+		mcg_cache_free_slow(c, slot, s, r);
 }
 
 /* Free @obj, known to lie in slab @s of cache @c. */

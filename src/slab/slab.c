@@ -255,32 +255,16 @@ static bool charge_take(uint16_t *v, long idx, uint16_t id, uint64_t units, stru
 	return true;
 }
 
-/* The charges of a run of the fast loop: the objcg of the last charged
- * object, its units so far (not yet in the charges), its index there. */
-struct charge_run {
-	uint32_t id, units;
-	unsigned k;
-};
-
-/* Close @r into @ch (no lock needed: @ch is the caller's). */
-static inline void charge_run_close(struct charge_run *r, struct mcg_charges *ch)
-{
-	if (r->id)
-		ch->units[r->k] += r->units;
-	r->id = r->units = 0;
-}
-
-/* Close @r and open one for objcg @id; false if @ch has no room for it. */
-static mcg_noinline bool charge_run_switch(struct charge_run *r, struct mcg_charges *ch,
+/* The fast loop's run of objects charged to one objcg ends: its @units
+ * go to @closing (0: none; its entry was reserved when the run began), and
+ * a run for objcg @id begins - false if @ch has no room for it.  Out of
+ * line, with values only: the loop keeps its run in registers. */
+static mcg_noinline bool charge_run_switch(struct mcg_charges *ch, uint16_t closing, uint64_t units,
                                            uint16_t id)
 {
-	charge_run_close(r, ch);
-	if (!mcg_charges_add(ch, id, 0))
-		return false;
-	for (r->k = 0; ch->id[r->k] != id; r->k++)
-		;
-	r->id = id;
-	return true;
+	if (closing)
+		mcg_charges_add(ch, closing, units);
+	return mcg_charges_add(ch, id, 0);
 }
 
 /* Free the leading objects of @objs[0, @k) (tagged or not) that lie in slab
@@ -304,7 +288,7 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 		const uint32_t units = c->charge_units;
 		char *const base = s->base;
 		uint64_t *const bitmap = s->bitmap;
-		struct charge_run run = {0};
+		uint32_t run_id = 0, run_n = 0; /* the run: its objcg, its objects */
 		uint64_t hint = s->hint;
 		for (; i < k; i++) {
 			uintptr_t slot = (uintptr_t)objs[i];
@@ -320,16 +304,23 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 			}
 			uint16_t id = mcg_slot_id(slot); /* untagged: 0 */
 			if (id) {
-				if (unlikely(id != run.id) && !charge_run_switch(&run, ch, id))
-					break;
-				run.units += units;
+				if (unlikely(id != run_id)) {
+					bool room = charge_run_switch(ch, (uint16_t)run_id,
+					                              (uint64_t)run_n * units, id);
+					run_n = 0;
+					run_id = room ? id : 0;
+					if (!room)
+						break;
+				}
+				run_n++;
 				v[idx] = 0;
 			}
 			*w &= ~bit;
 			hint = MCG_MIN(hint, idx >> 6);
 			freed++;
 		}
-		charge_run_close(&run, ch);
+		if (run_id)
+			mcg_charges_add(ch, (uint16_t)run_id, (uint64_t)run_n * units);
 		s->hint = (uint32_t)hint;
 		s->inuse -= freed;
 	} else {

@@ -216,8 +216,10 @@ static inline uint16_t mcg_slot_id(uintptr_t slot) { return (uint16_t)(slot >> M
 /** The rest of a plain allocation that popped a tagged @slot: its charge goes. */
 __attribute__((returns_nonnull)) void *mcg_cache_alloc_uncharge(struct mcg_cache *c,
                                                                 uintptr_t slot);
-/** Free object @idx of @s (it has a vector) inside a shrinker: uncharge it now. */
-void mcg_cache_free_reclaim(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx);
+/** Free object @idx of @s (it has a vector) off the fast path: inside a
+ *  shrinker uncharge it now; else (locked mode, a thread's first charged
+ *  free) push it tagged, as the fast path does. */
+void mcg_cache_free_charged_slow(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx);
 /**
  * Charges taken from objects' vector entries under a lock, per objcg, to
  * be given back after it: one give per objcg.  mcg_node_put() gathers

@@ -241,6 +241,49 @@ static void test_stock_holds_many_objcgs(void)
 	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
 }
 
+/*
+ * Frees that take turns among more objcgs than a flush holds charges for
+ * (MCG_CHARGES_MAX): every batch switches objcg at every object and fills
+ * its charges mid-batch, which must give them back and go on.  Each group
+ * ends at 0 exactly: no charge lost, none given twice.
+ */
+static void test_flush_many_objcgs(void)
+{
+	enum { NG = 2 * MCG_CHARGES_MAX + 22, PER = 4 };
+	cpu_set_t old, one;
+	REQUIRE(sched_getaffinity(0, sizeof(old), &old) == 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0); /* one CPU array */
+	mcg_cache_t *k = mcg_cache_create("acct-turns", 64, 0, 0, NULL);
+	REQUIRE(k);
+	static mcg_group_t *g[NG];
+	static void *o[PER][NG];
+	for (int i = 0; i < NG; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "turns-%d", i);
+		REQUIRE(mcg_group_create(NULL, name, &g[i]) == 0);
+	}
+	for (int r = 0; r < PER; r++)
+		for (int i = 0; i < NG; i++)
+			REQUIRE(o[r][i] = mcg_cache_alloc_account(k, g[i]));
+	for (int r = 0; r < PER; r++)
+		for (int i = 0; i < NG; i++)
+			mcg_cache_free(k, o[r][i]);
+	CHECK(mcg_cache_shrink(k) >= 0); /* the array's rest back to the slabs */
+	mcg_group_drain_stocks();
+	for (int i = 0; i < NG; i++) {
+		CHECK_EQ(current_bytes(g[i]), 0);
+		CHECK_EQ(mcg_group_remove(g[i]), 0);
+		mcg_group_put(g[i]);
+	}
+	CHECK_EQ(mcg_cache_destroy(k), 0);
+	REQUIRE(sched_setaffinity(0, sizeof(old), &old) == 0);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(mcg_group_root()), 0);
+	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
+}
+
 static void test_reclaimable_and_explicit(void)
 {
 	setup();
@@ -644,6 +687,7 @@ int main(int argc, char **argv)
 	RUN(test_destroy_returns_array_charges);
 	RUN(test_charge_travels_with_object);
 	RUN(test_stock_holds_many_objcgs);
+	RUN(test_flush_many_objcgs);
 	RUN(test_reclaimable_and_explicit);
 	RUN(test_root_without_entering);
 	RUN(test_kmalloc_account);
