@@ -13,12 +13,13 @@
  *        that ever held an accounted object has an objcg vector: its objects
  *        go on the array tagged, still charged, their slot carrying the id
  *        of their objcg (slab.h, slab/account.h), except inside a
- *        shrinker, whose frees uncharge at once (reclaim progress).
+ *        shrinker, whose frees uncharge at once (reclaim progress): one
+ *        thread-local flag says rseq mode and no shrinker (group.h).
  */
 #ifndef MCG_SLAB_CACHE_FAST_H
 #define MCG_SLAB_CACHE_FAST_H
 
-#include "group/group.h" /* mcg_reclaim_state_current */
+#include "group/group.h" /* mcg_charged_push_fast_ */
 #include "slab/slab.h"
 
 enum { MCG_FREE_UNCHECKED = 16, MCG_FREE_MISALIGNED = 17 };
