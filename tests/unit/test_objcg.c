@@ -196,6 +196,35 @@ static void test_charge_travels_with_object(void)
 	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
 }
 
+/* Pin the thread to the CPU it runs on (one CPU array); *@old: its mask. */
+static void pin_here(cpu_set_t *old)
+{
+	cpu_set_t one;
+	REQUIRE(sched_getaffinity(0, sizeof(*old), old) == 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+}
+
+/* @n top-level groups, named @prefix-i. */
+static void groups_create(mcg_group_t **g, int n, const char *prefix)
+{
+	for (int i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "%s-%d", prefix, i);
+		REQUIRE(mcg_group_create(NULL, name, &g[i]) == 0);
+	}
+}
+
+/* Unpin (@old), then the root at rest: nothing charged, nothing dying. */
+static void unpin_root_at_rest(const cpu_set_t *old)
+{
+	REQUIRE(sched_setaffinity(0, sizeof(*old), old) == 0);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(mcg_group_root()), 0);
+	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
+}
+
 /*
  * The byte stock is direct-mapped: 16 groups taking turns on one CPU each
  * keep a word of their own there (a stock of 7 shared words kept 7).
@@ -203,20 +232,13 @@ static void test_charge_travels_with_object(void)
 static void test_stock_holds_many_objcgs(void)
 {
 	enum { NG = 16 };
-	cpu_set_t old, one;
-	REQUIRE(sched_getaffinity(0, sizeof(old), &old) == 0);
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+	cpu_set_t old;
+	pin_here(&old);
 	mcg_cache_t *k = mcg_cache_create("acct-many", 64, 0, 0, NULL);
 	REQUIRE(k);
 	mcg_group_t *g[NG];
 	void *o[NG];
-	for (int i = 0; i < NG; i++) {
-		char name[16];
-		snprintf(name, sizeof(name), "many-%d", i);
-		REQUIRE(mcg_group_create(NULL, name, &g[i]) == 0);
-	}
+	groups_create(g, NG, "many");
 	for (int round = 0; round < 3; round++)
 		for (int i = 0; i < NG; i++) {
 			REQUIRE(o[i] = mcg_cache_alloc_account(k, g[i]));
@@ -235,10 +257,7 @@ static void test_stock_holds_many_objcgs(void)
 		mcg_group_put(g[i]);
 	}
 	CHECK_EQ(mcg_cache_destroy(k), 0);
-	REQUIRE(sched_setaffinity(0, sizeof(old), &old) == 0);
-	mcg_group_drain_stocks();
-	CHECK_EQ(current_bytes(mcg_group_root()), 0);
-	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
+	unpin_root_at_rest(&old);
 }
 
 /*
@@ -250,20 +269,13 @@ static void test_stock_holds_many_objcgs(void)
 static void test_flush_many_objcgs(void)
 {
 	enum { NG = 2 * MCG_CHARGES_MAX + 22, PER = 4 };
-	cpu_set_t old, one;
-	REQUIRE(sched_getaffinity(0, sizeof(old), &old) == 0);
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0); /* one CPU array */
+	cpu_set_t old;
+	pin_here(&old); /* one CPU array */
 	mcg_cache_t *k = mcg_cache_create("acct-turns", 64, 0, 0, NULL);
 	REQUIRE(k);
 	static mcg_group_t *g[NG];
 	static void *o[PER][NG];
-	for (int i = 0; i < NG; i++) {
-		char name[16];
-		snprintf(name, sizeof(name), "turns-%d", i);
-		REQUIRE(mcg_group_create(NULL, name, &g[i]) == 0);
-	}
+	groups_create(g, NG, "turns");
 	for (int r = 0; r < PER; r++)
 		for (int i = 0; i < NG; i++)
 			REQUIRE(o[r][i] = mcg_cache_alloc_account(k, g[i]));
@@ -278,10 +290,7 @@ static void test_flush_many_objcgs(void)
 		mcg_group_put(g[i]);
 	}
 	CHECK_EQ(mcg_cache_destroy(k), 0);
-	REQUIRE(sched_setaffinity(0, sizeof(old), &old) == 0);
-	mcg_group_drain_stocks();
-	CHECK_EQ(current_bytes(mcg_group_root()), 0);
-	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
+	unpin_root_at_rest(&old);
 }
 
 static void test_reclaimable_and_explicit(void)
