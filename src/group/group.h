@@ -291,6 +291,14 @@ long mcg_stock_cached_subtree(const mcg_group_t *g);
 int mcg_group_try_charge(mcg_group_t *g, unsigned long nr, unsigned flags);
 /** mcg_group_uncharge_pages - the pair of mcg_group_try_charge(). */
 void mcg_group_uncharge_pages(mcg_group_t *g, unsigned long nr);
+/**
+ * mcg_group_uncharge_stocked - mcg_group_uncharge_pages()'s fast path only:
+ * @nr pages into this CPU's stock entry for @g, if it has one with room
+ * and no shrinker runs.  Takes no lock but a leaf one (locked mode), so a
+ * caller may hold its own; the caller's hold on @g is enough (no reference
+ * taken).  False: nothing done.
+ */
+bool mcg_group_uncharge_stocked(mcg_group_t *g, unsigned long nr);
 
 /** mcg_stock_pick_entry - the word of this CPU's @words to install @key in (a hint). */
 unsigned mcg_stock_pick_entry(struct mcg_pcpu_word *words, uint64_t key);

@@ -156,13 +156,20 @@ static void units_back(struct mcg_objcg *x, uint64_t units, bool all_pages)
 		return; /* a partial page at most: charged still covers it */
 	}
 	mcg_group_t *g = x->group;
-	mcg_group_get(g);
 	x->charged -= pages;
 	MCG_BUG_ON(x->charged < 0);
 	bool dropped = !holds_charges(x);
-	mcg_spin_unlock(&x->lock);
-	mcg_group_uncharge_pages(g, (unsigned long)pages);
-	mcg_group_put(g);
+	/* Into this CPU's page stock while x's lock keeps g (no reference:
+	 * the CPUs giving back into x would all share g's count), else the
+	 * whole way with a reference and no lock held. */
+	if (mcg_group_uncharge_stocked(g, (unsigned long)pages)) {
+		mcg_spin_unlock(&x->lock);
+	} else {
+		mcg_group_get(g);
+		mcg_spin_unlock(&x->lock);
+		mcg_group_uncharge_pages(g, (unsigned long)pages);
+		mcg_group_put(g);
+	}
 	if (dropped)
 		objcg_put(x);
 }
@@ -208,13 +215,32 @@ static uint64_t *stock_word_of(const struct mcg_objcg *x, unsigned cpu)
 }
 
 /*
+ * x's word here is full (it held @count when looked at): take its whole
+ * pages out and give them back, then put @units in.  The word stays
+ * installed with its reference: no objcg get and put, whose count the CPUs
+ * giving back into x would all share.  False if that leaves no room, or
+ * the word changed meanwhile (nothing done).
+ */
+static bool stock_trim(struct mcg_objcg *x, uint64_t count, uint64_t units)
+{
+	uint64_t take = count / UNITS_PER_PAGE * UNITS_PER_PAGE;
+	if (!take || count - take + units > MCG_OBJCG_STOCK_UNITS ||
+	    mcg_objcg_consume(x, take) != MCG_PCPU_OK)
+		return false;
+	if (mcg_objcg_refill(x, units) != MCG_PCPU_OK) /* raced with a drain, or moved CPU */
+		take += units;
+	units_back(x, take, false);
+	return true;
+}
+
+/*
  * Put @units (charged to @x, not in use) in this CPU's stock: into x's
  * word.  When another objcg holds that slot (more objcgs than slots take
  * turns), take it over only on one miss in EVICT_EVERY, and otherwise keep
  * the units with @x (its leftover, whole pages back to its group): two
  * objcgs sharing a slot would otherwise evict each other on every call.
- * Over the word's limit, or if the stock is being drained, they go back to
- * @x too.
+ * x's own word full: stock_trim().  Over the word's limit, or if the stock
+ * is being drained, they go back to @x too.
  */
 static void stock_put(struct mcg_objcg *x, uint64_t units)
 {
@@ -223,6 +249,8 @@ static void stock_put(struct mcg_objcg *x, uint64_t units)
 	uint64_t keep = units < MCG_OBJCG_STOCK_UNITS ? units : MCG_OBJCG_STOCK_UNITS;
 	uint64_t old, key = mcg_objcg_key(x);
 	uint64_t there = __atomic_load_n(stock_word_of(x, mcg_percpu_cpu()), __ATOMIC_RELAXED);
+	if (mcg_pcpu_word_key(there) == key && stock_trim(x, mcg_pcpu_word_count(there), units))
+		return;
 	if (mcg_pcpu_word_key(there) && mcg_pcpu_word_key(there) != key &&
 	    ++evict_tick % EVICT_EVERY) {
 		units_back(x, units, false);

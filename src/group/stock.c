@@ -416,6 +416,12 @@ mcg_public int mcg_charge(mcg_group_t *g, unsigned long nr_pages, unsigned flags
 	return charge_checked(g, nr_pages, flags);
 }
 
+bool mcg_group_uncharge_stocked(mcg_group_t *g, unsigned long nr)
+{
+	return !mcg_reclaim_state_current && nr <= STOCK_PAGES &&
+	       mcg_pcpu_word_refill(stocks, key_of(g), nr, STOCK_PAGES) == MCG_PCPU_OK;
+}
+
 void mcg_group_uncharge_pages(mcg_group_t *g, unsigned long nr)
 {
 	/* Inside a shrinker: straight to the counters, counted as reclaimed. */
@@ -425,8 +431,7 @@ void mcg_group_uncharge_pages(mcg_group_t *g, unsigned long nr)
 		mcg_page_counter_uncharge(&g->memory, (long)nr);
 		return;
 	}
-	if (nr <= STOCK_PAGES &&
-	    mcg_pcpu_word_refill(stocks, key_of(g), nr, STOCK_PAGES) == MCG_PCPU_OK)
+	if (mcg_group_uncharge_stocked(g, nr))
 		return; /* locked mode's fast path, or the stock changed under us */
 	if (nr > STOCK_PAGES)
 		mcg_page_counter_uncharge(&g->memory, (long)nr);
