@@ -65,7 +65,11 @@ static mcg_always_inline void mcg_cache_free_at(struct mcg_cache *c, struct mcg_
                                                 long idx)
 {
 	uint16_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
-	if (likely(!v)) {
+	/* No hint: either kind of slab is common, and laid out first
+	 * (GCC's choice), the tagged push made the accounted free of 1M
+	 * objects of 256 B 1.33 -> 1.21x the unaccounted one, the plain pairs
+	 * unchanged (0.94-1.00 of tcmalloc either way). */
+	if (!v) {
 		mcg_cache_push(c, s, obj);
 		return;
 	}
