@@ -20,6 +20,7 @@
 #include "group/group.h"
 #include "memcg/debug.h"
 #include "memcg/kmalloc.h"
+#include "memcg/reclaim.h"
 #include "memcg/slab.h"
 #include "group/objcg.h" /* mcg_objcg_id_t: a vector entry, charged with its object */
 #include "os/os.h"
@@ -291,6 +292,68 @@ static void test_flush_many_objcgs(void)
 	}
 	CHECK_EQ(mcg_cache_destroy(k), 0);
 	unpin_root_at_rest(&old);
+}
+
+/*
+ * Frees inside a shrinker uncharge at once: reclaim counts its progress
+ * from the counters, so the objects must not stay charged in a CPU array
+ * (16 objects fit in one).  A global shrinker frees accounted objects of
+ * c; mcg_reclaim() must see their pages, and c's memory.current must drop
+ * before any drain.  Then a free outside reclaim leaves its charge with
+ * the object again (the fast path is back).
+ */
+enum { SHRINK_OBJS = 16, SHRINK_SIZE = 1024 };
+static mcg_cache_t *shrink_cache;
+static void *shrink_objs[SHRINK_OBJS];
+static int shrink_live;
+
+static unsigned long shrink_count(mcg_shrinker_t *s, mcg_shrink_control_t *sc)
+{
+	(void)s;
+	(void)sc;
+	return (unsigned long)shrink_live;
+}
+
+static unsigned long shrink_scan(mcg_shrinker_t *s, mcg_shrink_control_t *sc)
+{
+	(void)s;
+	unsigned long freed = 0;
+	while (shrink_live > 0 && freed < sc->nr_to_scan) {
+		mcg_cache_free(shrink_cache, shrink_objs[--shrink_live]);
+		freed++;
+	}
+	return freed;
+}
+
+static void test_shrinker_frees_uncharge_at_once(void)
+{
+	setup();
+	REQUIRE(shrink_cache = mcg_cache_create("acct-shrink", SHRINK_SIZE, 0,
+	                                        MCG_CACHE_ACCOUNT | MCG_CACHE_RECLAIMABLE, NULL));
+	mcg_group_t *prev = mcg_group_enter(c);
+	for (shrink_live = 0; shrink_live < SHRINK_OBJS; shrink_live++)
+		REQUIRE(shrink_objs[shrink_live] = mcg_cache_alloc(shrink_cache));
+	void *extra = mcg_cache_alloc(shrink_cache);
+	REQUIRE(extra);
+	mcg_group_leave(prev);
+	mcg_shrinker_t *s = NULL;
+	mcg_shrinker_ops_t ops = {.count_objects = shrink_count, .scan_objects = shrink_scan};
+	REQUIRE(mcg_shrinker_create(&ops, &s) == 0 && mcg_shrinker_register(s) == 0);
+	long before = current_bytes(c);
+	mcg_reclaim_result_t res;
+	mcg_reclaim_ex(NULL, 32, MCG_RECLAIM_PROACTIVE, &res);
+	CHECK_EQ(shrink_live, 0);
+	/* 16 x 1026 B: 4 pages, less what the objcg keeps as a partial page */
+	CHECK(res.reclaimed >= 3);
+	CHECK(current_bytes(c) <= before - 3 * PAGE);
+	long after = current_bytes(c);
+	mcg_cache_free(shrink_cache, extra); /* outside reclaim: charged in the array */
+	CHECK_EQ(current_bytes(c), after);
+	mcg_shrinker_destroy(s);
+	CHECK_EQ(mcg_cache_destroy(shrink_cache), 0);
+	check_parts(c);
+	CHECK_EQ(current_bytes(c), 0);
+	teardown();
 }
 
 static void test_reclaimable_and_explicit(void)
@@ -698,6 +761,7 @@ int main(int argc, char **argv)
 	RUN(test_stock_holds_many_objcgs);
 	RUN(test_flush_many_objcgs);
 	RUN(test_reclaimable_and_explicit);
+	RUN(test_shrinker_frees_uncharge_at_once);
 	RUN(test_root_without_entering);
 	RUN(test_kmalloc_account);
 	RUN(test_remove_reparents);
