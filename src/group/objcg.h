@@ -46,7 +46,8 @@
  *
  * Locks: `lock` (MCG_RANK_OBJCG, a spin lock) guards group, charged and
  * leftover; the tree lock guards the groups' objcg lists and reparenting
- * (tree lock -> objcg lock).  The fast paths take no lock.
+ * (tree lock -> objcg lock; objcg lock -> a CPU's charge-stock word, a
+ * leaf, when pages go back into it).  The fast paths take no lock.
  */
 #ifndef MCG_GROUP_OBJCG_H
 #define MCG_GROUP_OBJCG_H
