@@ -259,17 +259,14 @@ static int f1_run(const char *variant, size_t size, int nthr, size_t n, double *
 /* free1m: SIZE THREADS NOBJ.  Prints each thread's free time in ms: wall, then CPU. */
 static int worker_free1m(const char *variant, int argc, char **argv)
 {
-	if (argc < 3)
-		return 2;
-	int nthr = atoi(argv[1]);
-	if (nthr < 1 || nthr > MAX_THREADS)
+	struct bench_f1_args a;
+	if (!bench_f1_args(argc, argv, MAX_THREADS, 0, &a))
 		return 2;
 	double ms[MAX_THREADS], cpu_ms[MAX_THREADS];
-	int rc = f1_run(variant, strtoul(argv[0], NULL, 0), nthr, strtoul(argv[2], NULL, 0), ms,
-	                cpu_ms);
+	int rc = f1_run(variant, a.size, a.threads, a.n, ms, cpu_ms);
 	if (rc)
 		return rc;
-	bench_print_threads(ms, cpu_ms, nthr);
+	bench_print_threads(ms, cpu_ms, a.threads);
 	return 0;
 }
 
@@ -282,15 +279,13 @@ static int worker_free1m(const char *variant, int argc, char **argv)
  */
 static int worker_free1m_ab(const char *variant, int argc, char **argv)
 {
-	if (argc < 4)
-		return 2;
+	struct bench_f1_args a;
 	const char *base = !strcmp(variant, "removed") ? "alive" : "unaccounted";
-	if (!strcmp(variant, base) || (strcmp(variant, "alive") && strcmp(variant, "removed")))
+	if (!bench_f1_args(argc, argv, MAX_THREADS, 4096, &a) || !strcmp(variant, base) ||
+	    (strcmp(variant, "alive") && strcmp(variant, "removed")))
 		return 2;
-	size_t size = strtoul(argv[0], NULL, 0), n = strtoul(argv[2], NULL, 0);
-	int nthr = atoi(argv[1]), rounds = atoi(argv[3]);
-	if (nthr < 1 || nthr > MAX_THREADS || rounds < 1 || rounds > 4096)
-		return 2;
+	size_t size = a.size, n = a.n;
+	int nthr = a.threads, rounds = a.rounds;
 	double *ratio = calloc((size_t)rounds, 3 * sizeof(double));
 	if (!ratio)
 		return 1;

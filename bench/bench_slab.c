@@ -339,15 +339,13 @@ static int f1_run(enum bench_kind k, size_t size, int nthr, size_t n, double *ms
 /* free1m: SIZE THREADS NOBJ.  Prints each thread's free time in ms: wall, then CPU. */
 static int worker_free1m(enum bench_kind k, int argc, char **argv)
 {
-	if (argc < 3)
-		return 2;
-	int nthr = atoi(argv[1]);
-	if (nthr < 1 || nthr > MAX_THREADS)
+	struct bench_f1_args a;
+	if (!bench_f1_args(argc, argv, MAX_THREADS, 0, &a))
 		return 2;
 	double ms[MAX_THREADS], cpu_ms[MAX_THREADS];
-	if (f1_run(k, strtoul(argv[0], NULL, 0), nthr, strtoul(argv[2], NULL, 0), ms, cpu_ms))
+	if (f1_run(k, a.size, a.threads, a.n, ms, cpu_ms))
 		return 1;
-	bench_print_threads(ms, cpu_ms, nthr);
+	bench_print_threads(ms, cpu_ms, a.threads);
 	return 0;
 }
 
@@ -359,12 +357,11 @@ static int worker_free1m(enum bench_kind k, int argc, char **argv)
  */
 static int worker_free1m_ab(enum bench_kind k, int argc, char **argv)
 {
-	if (argc < 4 || k != BENCH_LIBC)
+	struct bench_f1_args a;
+	if (k != BENCH_LIBC || !bench_f1_args(argc, argv, MAX_THREADS, 64, &a))
 		return 2;
-	size_t size = strtoul(argv[0], NULL, 0), n = strtoul(argv[2], NULL, 0);
-	int nthr = atoi(argv[1]), rounds = atoi(argv[3]);
-	if (nthr < 1 || nthr > MAX_THREADS || rounds < 1 || rounds > 64)
-		return 2;
+	size_t size = a.size, n = a.n;
+	int nthr = a.threads, rounds = a.rounds;
 	double ms[MAX_THREADS], cpu_ms[MAX_THREADS];
 	for (int i = 0; i < rounds; i++) {
 		double q[2]; /* mcg, baseline */

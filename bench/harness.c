@@ -103,6 +103,18 @@ double bench_stddev(const double *v, int n)
 	return sqrt(s / (n - 1));
 }
 
+bool bench_f1_args(int argc, char **argv, int max_threads, int max_rounds, struct bench_f1_args *a)
+{
+	if (argc < (max_rounds ? 4 : 3))
+		return false;
+	a->size = strtoul(argv[0], NULL, 0);
+	a->threads = atoi(argv[1]);
+	a->n = strtoul(argv[2], NULL, 0);
+	a->rounds = max_rounds ? atoi(argv[3]) : 0;
+	return a->threads >= 1 && a->threads <= max_threads &&
+	       (!max_rounds || (a->rounds >= 1 && a->rounds <= max_rounds));
+}
+
 void bench_print_threads(const double *ms, const double *cpu_ms, int n)
 {
 	for (int i = 0; i < n; i++)

@@ -57,6 +57,19 @@ double bench_median(double *v, int n);
 double bench_mean(const double *v, int n);
 double bench_stddev(const double *v, int n);
 
+/** The free1m workers' arguments: SIZE THREADS NOBJ, and ROUNDS for the -ab ones. */
+struct bench_f1_args {
+	size_t size, n;
+	int threads, rounds;
+};
+
+/**
+ * bench_f1_args - parse them into @a: threads 1..@max_threads and, when
+ * @max_rounds is nonzero, a fourth argument, rounds 1..@max_rounds.
+ * Return: false if one is missing or out of range (a usage error).
+ */
+bool bench_f1_args(int argc, char **argv, int max_threads, int max_rounds, struct bench_f1_args *a);
+
 /** bench_print_threads - one line on stdout: @ms[0, @n) (each thread's wall
  *  ms), then @cpu_ms[0, @n) (its CPU ms), as the free1m workers print them. */
 void bench_print_threads(const double *ms, const double *cpu_ms, int n);
