@@ -13,7 +13,14 @@ static __thread int held_depth;
 
 void mcg_lock_init(mcg_lock_t *l, int rank)
 {
-	pthread_mutex_init(&l->mutex, NULL);
+	/* Adaptive: a waiter spins a while before it sleeps.  Most sections
+	 * are a few list operations; two CPUs flushing into one node's lists
+	 * otherwise trade futex sleeps and wakes hundreds of times a second. */
+	pthread_mutexattr_t attr;
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&l->mutex, &attr);
+	pthread_mutexattr_destroy(&attr);
 	l->rank = rank;
 }
 
