@@ -36,9 +36,9 @@
  * thread's CPU time.  free1m is timed per thread in wall time, as in the
  * seed (the table), and in CPU time, on which its targets are judged (the
  * machine this was written on is shared: a preempted thread's wait lands in
- * the wall time of whichever variant it hit) with each accounted variant
- * and its base alternating in one process (`free1m-ab`, three rounds)
- * for the reason pair-ab has.  Every worker also checks that the
+ * the wall time of whichever variant it hit) with the three variants
+ * alternating in blocks in one process (`free1m-mix`) for the reason
+ * pair-ab has.  Every worker also checks that the
  * counters are exact at the end: after all frees and
  * mcg_group_drain_stocks() the root's memory.current and
  * nr_dying_descendants read 0; a worker that finds otherwise fails (exit 1),
@@ -125,6 +125,9 @@ static void **ptr_array(size_t n)
 }
 
 /* ---- free1m ---- */
+
+/* The variants. */
+enum { F1_UNACC, F1_ALIVE, F1_REMOVED, F1_NR };
 
 struct f1_shared {
 	mcg_cache_t *cache;
@@ -271,42 +274,155 @@ static int worker_free1m(const char *variant, int argc, char **argv)
 }
 
 /*
- * free1m-ab: SIZE THREADS NOBJ ROUNDS.  @variant (alive or removed) and
- * its counterpart (unaccounted; for removed, alive) in one process,
- * alternating rounds (ABBA order), for the reason pair-ab has; prints the
- * median of the per-round ratios of the threads' mean CPU time, the median
- * CPU ms of each, then each round's ratio.
+ * free1m-mix: the three variants in one process, their frees alternating in
+ * blocks, so that what moves this VM's speed between processes and between
+ * one run's memory and the next (measured: a round's ratio anywhere from 0.6
+ * to 2.2 at 1024 B when each variant had its own run) reaches all three
+ * alike.  Each thread allocates @n objects of each variant, a block of each
+ * in turn: unaccounted from a plain cache, alive and removed from one
+ * MCG_CACHE_ACCOUNT cache in two groups; the `removed` group is removed and
+ * its last reference put; then the threads free their objects a block at a
+ * time, all threads on the same variant's block between two barriers, the
+ * variants' order turning through all six orders.  A thread's CPU time of
+ * its blocks of a variant adds up to that variant's free1m figure.
  */
-static int worker_free1m_ab(const char *variant, int argc, char **argv)
+#define MIX_BLOCKS 16
+
+static size_t size_min(size_t a, size_t b) { return a < b ? a : b; }
+
+static const unsigned char mix_order[6][F1_NR] = {
+        {F1_UNACC, F1_ALIVE, F1_REMOVED}, {F1_ALIVE, F1_REMOVED, F1_UNACC},
+        {F1_REMOVED, F1_UNACC, F1_ALIVE}, {F1_REMOVED, F1_ALIVE, F1_UNACC},
+        {F1_ALIVE, F1_UNACC, F1_REMOVED}, {F1_UNACC, F1_REMOVED, F1_ALIVE},
+};
+
+struct mix_shared {
+	mcg_cache_t *cache[F1_NR];
+	mcg_group_t *group[F1_NR]; /* NULL for unaccounted */
+	size_t n, block;
+	pthread_barrier_t allocated, go, step;
+};
+
+struct mix_thread {
+	struct mix_shared *sh;
+	pthread_t tid;
+	int cpu;
+	int err;
+	double cpu_ms[F1_NR];
+};
+
+static void *mix_thread_fn(void *arg)
+{
+	struct mix_thread *t = arg;
+	struct mix_shared *sh = t->sh;
+	bench_pin_to(t->cpu);
+	size_t n = sh->n, block = sh->block, have[F1_NR] = {0};
+	void **objs[F1_NR];
+	bool ok = true;
+	for (int v = 0; v < F1_NR; v++)
+		ok &= (objs[v] = ptr_array(n)) != NULL;
+	for (size_t at = 0; ok && at < n; at += block) {
+		size_t end = size_min(at + block, n);
+		for (int v = 0; ok && v < F1_NR; v++) {
+			mcg_group_t *prev = sh->group[v] ? mcg_group_enter(sh->group[v]) : NULL;
+			for (size_t i = at; i < end; i++) {
+				if (!(objs[v][i] = mcg_cache_alloc(sh->cache[v]))) {
+					ok = false;
+					break;
+				}
+				w_touch(objs[v][i], i);
+				have[v]++;
+			}
+			if (sh->group[v])
+				mcg_group_leave(prev);
+		}
+	}
+	t->err = ok ? 0 : -1;
+	pthread_barrier_wait(&sh->allocated);
+	/* (the main thread removes the group of `removed` here) */
+	pthread_barrier_wait(&sh->go);
+	/* Every thread waits at every step, whatever it holds. */
+	for (size_t b = 0, at = 0; at < n; b++, at += block) {
+		for (int j = 0; j < F1_NR; j++) {
+			int v = mix_order[b % 6][j];
+			size_t end = size_min(at + block, have[v]);
+			pthread_barrier_wait(&sh->step);
+			uint64_t c0 = bench_thread_cpu_ns();
+			if (end > at)
+				f1_free_all(sh->cache[v], objs[v] + at, end - at);
+			t->cpu_ms[v] += (double)(bench_thread_cpu_ns() - c0) / 1e6;
+		}
+	}
+	for (int v = 0; v < F1_NR; v++)
+		if (objs[v])
+			munmap(objs[v], n * sizeof(void *));
+	return NULL;
+}
+
+/* The caches and groups of free1m-mix; false if one is missing. */
+static bool mix_setup(struct mix_shared *sh, size_t size)
+{
+	sh->cache[F1_UNACC] = mcg_cache_create("bench-objcg", size, 0, 0, NULL);
+	sh->cache[F1_ALIVE] =
+	        mcg_cache_create("bench-objcg-acct", size, 0, MCG_CACHE_ACCOUNT, NULL);
+	sh->cache[F1_REMOVED] = sh->cache[F1_ALIVE];
+	return sh->cache[F1_UNACC] && sh->cache[F1_ALIVE] &&
+	       !mcg_group_create(NULL, "bench-alive", &sh->group[F1_ALIVE]) &&
+	       !mcg_group_create(NULL, "bench-removed", &sh->group[F1_REMOVED]);
+}
+
+/* free1m-mix: SIZE THREADS NOBJ.  Prints alive/unaccounted, removed/alive
+ * (of the threads' mean CPU ms), then each variant's mean CPU ms. */
+static int worker_free1m_mix(const char *variant, int argc, char **argv)
 {
 	struct bench_f1_args a;
-	const char *base = !strcmp(variant, "removed") ? "alive" : "unaccounted";
-	if (!bench_f1_args(argc, argv, MAX_THREADS, 4096, &a) || !strcmp(variant, base) ||
-	    (strcmp(variant, "alive") && strcmp(variant, "removed")))
+	if (strcmp(variant, "all") || !bench_f1_args(argc, argv, MAX_THREADS, 0, &a))
 		return 2;
-	size_t size = a.size, n = a.n;
-	int nthr = a.threads, rounds = a.rounds;
-	double *ratio = calloc((size_t)rounds, 3 * sizeof(double));
-	if (!ratio)
+	struct mix_shared sh = {.n = a.n, .block = (a.n + MIX_BLOCKS - 1) / MIX_BLOCKS};
+	if (!mix_setup(&sh, a.size))
 		return 1;
-	double *tv = ratio + rounds, *tb = tv + rounds;
-	double ms[MAX_THREADS], cpu_ms[MAX_THREADS];
-	for (int i = 0; i < rounds; i++) {
-		for (int j = 0; j < 2; j++) {
-			bool var = (i % 2) == (j == 0);
-			int rc = f1_run(var ? variant : base, size, nthr, n, ms, cpu_ms);
-			if (rc)
-				return rc;
-			(var ? tv : tb)[i] = bench_mean(cpu_ms, nthr);
+	struct mix_thread t[MAX_THREADS];
+	int cpus[CPU_SETSIZE], ncpu = bench_allowed_cpus(cpus, CPU_SETSIZE), nthr = a.threads;
+	pthread_barrier_init(&sh.allocated, NULL, (unsigned)nthr + 1);
+	pthread_barrier_init(&sh.go, NULL, (unsigned)nthr + 1);
+	pthread_barrier_init(&sh.step, NULL, (unsigned)nthr);
+	for (int i = 0; i < nthr; i++) {
+		t[i] = (struct mix_thread){.sh = &sh, .cpu = ncpu ? cpus[i % ncpu] : -1};
+		if (pthread_create(&t[i].tid, NULL, mix_thread_fn, &t[i])) {
+			fprintf(stderr, "memcg bench: pthread_create failed\n");
+			_exit(1); /* the barriers would never open */
 		}
-		ratio[i] = tv[i] / tb[i];
 	}
-	printf("%.4f %.4f %.4f", bench_median(ratio, rounds), bench_median(tv, rounds),
-	       bench_median(tb, rounds));
-	for (int i = 0; i < rounds; i++)
-		printf(" %.4f", ratio[i]);
-	printf("\n");
-	free(ratio);
+	pthread_barrier_wait(&sh.allocated);
+	int err = mcg_group_remove(sh.group[F1_REMOVED]) ? -1 : 0;
+	mcg_group_put(sh.group[F1_REMOVED]);
+	pthread_barrier_wait(&sh.go);
+	double ms[F1_NR] = {0};
+	for (int i = 0; i < nthr; i++) {
+		pthread_join(t[i].tid, NULL);
+		err |= t[i].err;
+		for (int v = 0; v < F1_NR; v++)
+			ms[v] += t[i].cpu_ms[v] / nthr;
+	}
+	pthread_barrier_destroy(&sh.allocated);
+	pthread_barrier_destroy(&sh.go);
+	pthread_barrier_destroy(&sh.step);
+	mcg_group_drain_stocks();
+	long long cur = current_of(sh.group[F1_ALIVE]);
+	if (err || cur != 0) {
+		fprintf(stderr, "memcg bench objcg: free1m-mix: %s\n",
+		        err ? "an allocation or the removal failed"
+		            : "the alive group's memory.current is not 0 after every free");
+		return 1;
+	}
+	if (mcg_group_remove(sh.group[F1_ALIVE]))
+		return 1;
+	mcg_group_put(sh.group[F1_ALIVE]);
+	if (mcg_cache_destroy(sh.cache[F1_UNACC]) || mcg_cache_destroy(sh.cache[F1_ALIVE]) ||
+	    check_exact("free1m-mix"))
+		return 1;
+	printf("%.4f %.4f %.4f %.4f %.4f\n", ms[F1_ALIVE] / ms[F1_UNACC],
+	       ms[F1_REMOVED] / ms[F1_ALIVE], ms[F1_UNACC], ms[F1_ALIVE], ms[F1_REMOVED]);
 	return 0;
 }
 
@@ -594,8 +710,8 @@ static int worker_main(int argc, char **argv)
 	argv += 2;
 	if (!strcmp(cas, "free1m"))
 		return worker_free1m(variant, argc, argv);
-	if (!strcmp(cas, "free1m-ab"))
-		return worker_free1m_ab(variant, argc, argv);
+	if (!strcmp(cas, "free1m-mix"))
+		return worker_free1m_mix(variant, argc, argv);
 	if (!strcmp(cas, "pair"))
 		return worker_pair(variant, argc, argv);
 	if (!strcmp(cas, "pair-ab"))
@@ -714,7 +830,6 @@ static const char *target(struct ctx *x, const char *variant, const char *name, 
 /* ---- free1m ---- */
 
 static const char *const f1_names[] = {"unaccounted", "alive", "removed"};
-enum { F1_UNACC, F1_ALIVE, F1_REMOVED, NF1 };
 
 static size_t free1m_objs(const struct ctx *x) { return x->o.smoke ? 10000 : MILLION; }
 
@@ -751,38 +866,17 @@ static double run_ratio(const struct matrix *m, int cfg, int a, int b, int first
 	return bench_median(q, n);
 }
 
-/* The accounted variants, each timed against its base in one process. */
-static const char *const f1_ab_names[] = {"alive", "removed"};
-#define NR_F1_AB 2
-#define F1_AB_ROUNDS 3
-
-/* The median of values [@first, @first + @count) of every run, pooled. */
-static double pooled_median(const struct matrix *m, int cfg, int var, int first, int count)
-{
-	double tmp[1024];
-	int n = 0;
-	for (int r = 0; r < m->runs; r++)
-		for (int i = 0; i < count && n < 1024; i++)
-			tmp[n++] = mat_at(m, cfg, var, r)[first + i];
-	return bench_median(tmp, n);
-}
-
-static int free1m_ab_args(const struct ctx *x, int cfg, char buf[][32], const char **a)
-{
-	free1m_args(x, cfg, buf, a);
-	snprintf(buf[3], 32, "%d", F1_AB_ROUNDS); /* base, variant; variant, base; ... */
-	a[3] = buf[3];
-	return 4;
-}
+/* free1m-mix's one variant: all three in one process. */
+static const char *const f1_mix_names[] = {"all"};
+enum { MIX_AU, MIX_RA, MIX_VALS = 5 };
 
 static int case_free1m(struct ctx *x)
 {
-	struct matrix m, ab;
+	struct matrix m, mix;
 	int nt = x->threads;
-	if (measure(x, "free1m", f1_names, NF1, NFREE1M, 2 * nt, free1m_args, &m))
+	if (measure(x, "free1m", f1_names, F1_NR, NFREE1M, 2 * nt, free1m_args, &m))
 		return -1;
-	if (measure(x, "free1m-ab", f1_ab_names, NR_F1_AB, NFREE1M, 3 + F1_AB_ROUNDS,
-	            free1m_ab_args, &ab)) {
+	if (measure(x, "free1m-mix", f1_mix_names, 1, NFREE1M, MIX_VALS, free1m_args, &mix)) {
 		mat_free(&m);
 		return -1;
 	}
@@ -798,14 +892,14 @@ static int case_free1m(struct ctx *x)
 	}
 	for (int cfg = 0; cfg < NFREE1M; cfg++) {
 		size_t size = free1m_sizes[cfg];
-		double val[NF1];
+		double val[F1_NR];
 		/* alive / unaccounted and removed / alive, interleaved (judged):
-		 * the median of every round of every run */
-		double au_i = pooled_median(&ab, cfg, 0, 3, F1_AB_ROUNDS);
-		double ra_i = pooled_median(&ab, cfg, 1, 3, F1_AB_ROUNDS);
+		 * the median over runs of free1m-mix's ratios */
+		double au_i = mat_median(&mix, cfg, 0, MIX_AU, 1);
+		double ra_i = mat_median(&mix, cfg, 0, MIX_RA, 1);
 		if (!x->o.json)
 			printf("%5zu", size);
-		for (int i = 0; i < NF1; i++) {
+		for (int i = 0; i < F1_NR; i++) {
 			val[i] = mat_median(&m, cfg, i, 0, nt);
 			double sd = pooled_sd(&m, cfg, i, 0, nt);
 			if (x->o.json) {
@@ -828,10 +922,10 @@ static int case_free1m(struct ctx *x)
 		/*
 		 * Wall ratios: of the medians shown.  CPU ratios: the median over
 		 * runs of each run's ratio (the variants of a run ran back to
-		 * back), and interleaved, the ones judged: the median of the
-		 * ratios of every round of the variant against its base in one
-		 * process (free1m-ab), over all runs, which the VM's speed swings
-		 * between processes do not reach.  CPU time because on a shared machine a
+		 * back), and interleaved, the ones judged: the median over runs of
+		 * the ratios of free1m-mix, where the three variants' frees
+		 * alternate in blocks in one process, which the VM's speed swings
+		 * between processes and runs do not reach.  CPU time because on a shared machine a
 		 * thread preempted in the middle of its frees adds its wait to the
 		 * wall time of whichever variant it hit; CPU time still counts
 		 * spinning on a lock.
@@ -850,11 +944,11 @@ static int case_free1m(struct ctx *x)
 	}
 	if (!x->o.json)
 		printf("targets: removed/alive <= %.2f and alive/unaccounted <= %.2f at every "
-		       "size, judged on the CPU-time ratios interleaved: the variant and its base "
-		       "alternate in one process (PASS/MISS in that order); the others for "
-		       "information\n",
-		       T_REMOVED_ALIVE, T_ALIVE_UNACC);
-	mat_free(&ab);
+		       "size, judged on the CPU-time ratios interleaved: the three variants' frees "
+		       "alternate in blocks of 1/%d of the objects in one process (PASS/MISS in "
+		       "that order); the others for information\n",
+		       T_REMOVED_ALIVE, T_ALIVE_UNACC, MIX_BLOCKS);
+	mat_free(&mix);
 	mat_free(&m);
 	return 0;
 }
