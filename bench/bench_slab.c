@@ -350,28 +350,133 @@ static int worker_free1m(enum bench_kind k, int argc, char **argv)
 }
 
 /*
- * free1m-ab: SIZE THREADS NOBJ ROUNDS, run under a baseline.  mcg's free1m
- * (the cache API) and the baseline's alternate in rounds in this one
- * process (base, mcg; mcg, base; ...), for the reason pair-ab has; prints
- * each round's ratio mcg / baseline of the threads' mean CPU time.
+ * free1m-ab: mcg's frees (the cache API) and the baseline's alternating in
+ * blocks in one process, for the reason pair-ab has, and within one run,
+ * because every run of free1m maps fresh memory and a run's speed followed
+ * it (a round's ratio moved by up to 2x when each had its own run).  Each
+ * thread allocates @n objects of each, a block of each in turn; then the
+ * threads free them a block at a time, all threads on the same kind between
+ * two barriers, the order of the two turning every block.
  */
+#define AB_BLOCKS 16
+
+struct ab_shared {
+	mcg_cache_t *cache;
+	size_t size, n, block;
+	pthread_barrier_t step;
+};
+
+struct ab_thread {
+	struct ab_shared *sh;
+	pthread_t tid;
+	int cpu;
+	int err;
+	double cpu_ms[2]; /* mcg, the baseline */
+};
+
+static const enum bench_kind ab_kinds[2] = {BENCH_MCG_CACHE, BENCH_LIBC};
+
+W_NOINLINE void ab_free_mcg(mcg_cache_t *c, void **objs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		w_free(BENCH_MCG_CACHE, c, objs[i]);
+}
+
+W_NOINLINE void ab_free_libc(mcg_cache_t *c, void **objs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		w_free(BENCH_LIBC, c, objs[i]);
+}
+
+static void *ab_thread_fn(void *arg)
+{
+	struct ab_thread *t = arg;
+	struct ab_shared *sh = t->sh;
+	bench_pin_to(t->cpu);
+	size_t n = sh->n, block = sh->block, have[2] = {0, 0};
+	size_t bytes = n * sizeof(void *);
+	void **objs[2];
+	bool ok = true;
+	for (int j = 0; j < 2; j++) {
+		objs[j] = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		               0);
+		ok &= objs[j] != MAP_FAILED;
+	}
+	for (size_t at = 0; ok && at < n; at += block) {
+		for (int j = 0; ok && j < 2; j++) {
+			for (size_t i = at; i < n && i < at + block; i++) {
+				if (!(objs[j][i] = w_alloc(ab_kinds[j], sh->cache, sh->size))) {
+					ok = false;
+					break;
+				}
+				w_touch(objs[j][i], i);
+				have[j]++;
+			}
+		}
+	}
+	t->err = ok ? 0 : -1;
+	/* Every thread waits at every step, whatever it holds. */
+	for (size_t b = 0, at = 0; at < n; b++, at += block) {
+		for (int i = 0; i < 2; i++) {
+			int j = (int)(b % 2) ^ i;
+			size_t end = have[j] < at + block ? have[j] : at + block;
+			pthread_barrier_wait(&sh->step);
+			uint64_t c0 = bench_thread_cpu_ns();
+			if (end > at)
+				(j ? ab_free_libc : ab_free_mcg)(sh->cache, objs[j] + at, end - at);
+			t->cpu_ms[j] += (double)(bench_thread_cpu_ns() - c0) / 1e6;
+		}
+	}
+	for (int j = 0; j < 2; j++)
+		if (objs[j] != MAP_FAILED)
+			munmap(objs[j], bytes);
+	return NULL;
+}
+
+/* One round of free1m-ab: *@ratio = mcg / baseline of the threads' mean CPU
+ * time.  Return 0 or 1 (failed). */
+static int ab_run(size_t size, int nthr, size_t n, double *ratio)
+{
+	struct ab_thread t[MAX_THREADS];
+	struct ab_shared sh = {.size = size, .n = n, .block = (n + AB_BLOCKS - 1) / AB_BLOCKS};
+	if (!(sh.cache = mcg_cache_create("bench-free1m", size, 0, 0, NULL)))
+		return 1;
+	int cpus[CPU_SETSIZE], ncpu = bench_allowed_cpus(cpus, CPU_SETSIZE);
+	pthread_barrier_init(&sh.step, NULL, (unsigned)nthr);
+	for (int i = 0; i < nthr; i++) {
+		t[i] = (struct ab_thread){.sh = &sh, .cpu = ncpu ? cpus[i % ncpu] : -1};
+		if (pthread_create(&t[i].tid, NULL, ab_thread_fn, &t[i])) {
+			fprintf(stderr, "memcg bench: pthread_create failed\n");
+			_exit(1); /* the barrier would never open */
+		}
+	}
+	int err = 0;
+	double q[2] = {0, 0};
+	for (int i = 0; i < nthr; i++) {
+		pthread_join(t[i].tid, NULL);
+		err |= t[i].err;
+		q[0] += t[i].cpu_ms[0];
+		q[1] += t[i].cpu_ms[1];
+	}
+	pthread_barrier_destroy(&sh.step);
+	if (err || mcg_cache_destroy(sh.cache))
+		return 1;
+	*ratio = q[0] / q[1];
+	return 0;
+}
+
+/* free1m-ab: SIZE THREADS NOBJ ROUNDS, run under a baseline: each round's
+ * ratio mcg / baseline. */
 static int worker_free1m_ab(enum bench_kind k, int argc, char **argv)
 {
 	struct bench_f1_args a;
 	if (k != BENCH_LIBC || !bench_f1_args(argc, argv, MAX_THREADS, 64, &a))
 		return 2;
-	size_t size = a.size, n = a.n;
-	int nthr = a.threads, rounds = a.rounds;
-	double ms[MAX_THREADS], cpu_ms[MAX_THREADS];
-	for (int i = 0; i < rounds; i++) {
-		double q[2]; /* mcg, baseline */
-		for (int j = 0; j < 2; j++) {
-			bool mcg = (i % 2) == (j == 1);
-			if (f1_run(mcg ? BENCH_MCG_CACHE : BENCH_LIBC, size, nthr, n, ms, cpu_ms))
-				return 1;
-			q[mcg ? 0 : 1] = bench_mean(cpu_ms, nthr);
-		}
-		printf("%.4f ", q[0] / q[1]);
+	for (int i = 0; i < a.rounds; i++) {
+		double ratio;
+		if (ab_run(a.size, a.threads, a.n, &ratio))
+			return 1;
+		printf("%.4f ", ratio);
 	}
 	printf("\n");
 	return 0;
@@ -994,11 +1099,12 @@ static int case_free1m(struct ctx *x)
 	}
 	if (!x->o.json)
 		printf("target: mcg (the cache API, a live cache as in seed 000) <= the fastest "
-		       "baseline, judged interleaved: under that baseline's malloc, rounds of "
-		       "mcg's frees and the baseline's alternate in one process (%d each run), "
-		       "the median ratio of their CPU time over every round of every run; the "
-		       "per-process wall ratios and kmalloc/best are for information\n",
-		       F1_AB_ROUNDS);
+		       "baseline, judged interleaved: under that baseline's malloc, mcg's frees "
+		       "and the baseline's alternate in blocks of 1/%d of the objects in one "
+		       "run (%d runs in each process), the median ratio of their CPU time over "
+		       "every run; the per-process wall ratios and kmalloc/best are for "
+		       "information\n",
+		       AB_BLOCKS, F1_AB_ROUNDS);
 	mat_free(&m);
 	return 0;
 }
