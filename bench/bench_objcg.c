@@ -207,16 +207,11 @@ static int f1_run(const char *variant, size_t size, int nthr, size_t n, double *
 		return 1;
 	if (accounted && mcg_group_create(NULL, "bench-objcg", &sh.group))
 		return 1;
-	int cpus[CPU_SETSIZE];
-	int ncpu = bench_allowed_cpus(cpus, CPU_SETSIZE);
 	pthread_barrier_init(&sh.allocated, NULL, (unsigned)nthr + 1);
 	pthread_barrier_init(&sh.go, NULL, (unsigned)nthr + 1);
 	for (int i = 0; i < nthr; i++) {
-		t[i] = (struct f1_thread){.sh = &sh, .cpu = ncpu ? cpus[i % ncpu] : -1};
-		if (pthread_create(&t[i].tid, NULL, f1_thread_fn, &t[i])) {
-			fprintf(stderr, "memcg bench: pthread_create failed\n");
-			_exit(1); /* the barrier would never open */
-		}
+		t[i] = (struct f1_thread){.sh = &sh, .cpu = bench_thread_cpu(i)};
+		bench_start_thread(&t[i].tid, f1_thread_fn, &t[i]);
 	}
 	pthread_barrier_wait(&sh.allocated);
 	int err = 0;
@@ -382,16 +377,13 @@ static int worker_free1m_mix(const char *variant, int argc, char **argv)
 	if (!mix_setup(&sh, a.size))
 		return 1;
 	struct mix_thread t[MAX_THREADS];
-	int cpus[CPU_SETSIZE], ncpu = bench_allowed_cpus(cpus, CPU_SETSIZE), nthr = a.threads;
+	int nthr = a.threads;
 	pthread_barrier_init(&sh.allocated, NULL, (unsigned)nthr + 1);
 	pthread_barrier_init(&sh.go, NULL, (unsigned)nthr + 1);
 	pthread_barrier_init(&sh.step, NULL, (unsigned)nthr);
 	for (int i = 0; i < nthr; i++) {
-		t[i] = (struct mix_thread){.sh = &sh, .cpu = ncpu ? cpus[i % ncpu] : -1};
-		if (pthread_create(&t[i].tid, NULL, mix_thread_fn, &t[i])) {
-			fprintf(stderr, "memcg bench: pthread_create failed\n");
-			_exit(1); /* the barriers would never open */
-		}
+		t[i] = (struct mix_thread){.sh = &sh, .cpu = bench_thread_cpu(i)};
+		bench_start_thread(&t[i].tid, mix_thread_fn, &t[i]);
 	}
 	pthread_barrier_wait(&sh.allocated);
 	int err = mcg_group_remove(sh.group[F1_REMOVED]) ? -1 : 0;

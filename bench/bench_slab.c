@@ -311,15 +311,10 @@ static int f1_run(enum bench_kind k, size_t size, int nthr, size_t n, double *ms
 	if (k == BENCH_MCG_CACHE &&
 	    !(sh.cache = mcg_cache_create("bench-free1m", sh.size, 0, 0, NULL)))
 		return 1;
-	int cpus[CPU_SETSIZE];
-	int ncpu = bench_allowed_cpus(cpus, CPU_SETSIZE);
 	pthread_barrier_init(&sh.ready, NULL, (unsigned)nthr);
 	for (int i = 0; i < nthr; i++) {
-		t[i] = (struct f1_thread){.sh = &sh, .cpu = ncpu ? cpus[i % ncpu] : -1};
-		if (pthread_create(&t[i].tid, NULL, f1_thread_fn, &t[i])) {
-			fprintf(stderr, "memcg bench: pthread_create failed\n");
-			_exit(1); /* the barrier would never open */
-		}
+		t[i] = (struct f1_thread){.sh = &sh, .cpu = bench_thread_cpu(i)};
+		bench_start_thread(&t[i].tid, f1_thread_fn, &t[i]);
 	}
 	int err = 0;
 	for (int i = 0; i < nthr; i++) {
@@ -441,14 +436,10 @@ static int ab_run(size_t size, int nthr, size_t n, double *ratio)
 	struct ab_shared sh = {.size = size, .n = n, .block = (n + AB_BLOCKS - 1) / AB_BLOCKS};
 	if (!(sh.cache = mcg_cache_create("bench-free1m", size, 0, 0, NULL)))
 		return 1;
-	int cpus[CPU_SETSIZE], ncpu = bench_allowed_cpus(cpus, CPU_SETSIZE);
 	pthread_barrier_init(&sh.step, NULL, (unsigned)nthr);
 	for (int i = 0; i < nthr; i++) {
-		t[i] = (struct ab_thread){.sh = &sh, .cpu = ncpu ? cpus[i % ncpu] : -1};
-		if (pthread_create(&t[i].tid, NULL, ab_thread_fn, &t[i])) {
-			fprintf(stderr, "memcg bench: pthread_create failed\n");
-			_exit(1); /* the barrier would never open */
-		}
+		t[i] = (struct ab_thread){.sh = &sh, .cpu = bench_thread_cpu(i)};
+		bench_start_thread(&t[i].tid, ab_thread_fn, &t[i]);
 	}
 	int err = 0;
 	double q[2] = {0, 0};

@@ -164,6 +164,20 @@ int bench_allowed_cpus(int *cpus, int max)
 	return n;
 }
 
+int bench_thread_cpu(int i)
+{
+	int cpus[CPU_SETSIZE], n = bench_allowed_cpus(cpus, CPU_SETSIZE);
+	return n ? cpus[i % n] : -1;
+}
+
+void bench_start_thread(pthread_t *tid, void *(*fn)(void *), void *arg)
+{
+	if (pthread_create(tid, NULL, fn, arg)) {
+		fprintf(stderr, "memcg bench: pthread_create failed\n");
+		_exit(1);
+	}
+}
+
 int bench_take_case(int argc, char **argv, const char *bench, const char *const *cases,
                     const char **only, char **args)
 {

@@ -8,6 +8,7 @@
 #ifndef MCG_BENCH_HARNESS_H
 #define MCG_BENCH_HARNESS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +49,11 @@ void bench_pin_to(int cpu);
 /** bench_allowed_cpus - the CPUs this process may run on, in order, into @cpus; how many (<= @max).
  */
 int bench_allowed_cpus(int *cpus, int max);
+/** bench_thread_cpu - where worker thread @i runs: the allowed CPUs in turn (-1: unknown). */
+int bench_thread_cpu(int i);
+/** bench_start_thread - pthread_create(@tid, @fn, @arg), or exit the process (a
+ *  thread missing at a barrier would hang the others). */
+void bench_start_thread(pthread_t *tid, void *(*fn)(void *), void *arg);
 
 /** bench_rss_kib - this process's resident set (from /proc/self/statm) in KiB, or -1. */
 long bench_rss_kib(void);
