@@ -140,7 +140,7 @@ struct mcg_reclaim_chunk *mcg_reclaim_chunk_get(struct mcg_reclaim_info *info, i
 	return c;
 }
 
-mcg_lock_t mcg_populated_lock = {PTHREAD_MUTEX_INITIALIZER, MCG_RANK_POPULATED};
+mcg_lock_t mcg_populated_lock = {PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP, MCG_RANK_POPULATED};
 
 /* Add @delta to `populated` of @g and every ancestor; a group whose count
  * leaves or reaches 0 joins or leaves its parent's pop_children. */
