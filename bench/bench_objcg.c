@@ -28,7 +28,7 @@
  *   tenants 1, 8, 16 or 64 groups take turns, one accounted 64 B object
  *           each: every step frees a group's object and allocates its next,
  *           ns per step (CPU time).  More groups than a CPU's stock words
- *           (7) is the many-tenant case; no target, for information.
+ *           (56, group/objcg.h) is the many-tenant case; no target, for information.
  *
  * Method (as bench_slab.c): each measurement is one worker child
  * (baseline.h) for one variant, the variants visited in a rotated order in
