@@ -12,6 +12,7 @@
  *
  *   pop  : if cur > lo  { obj = slots[cur-1]; commit cur-1 }
  *   push : if cur < hi  { slots[cur] = obj;   commit cur+1 }
+ *   push_kept: push, the store left out when slots[cur] == obj already
  *
  * Stopping a CPU's stack (remote drain, reap): under its lock set lo to
  * MCG_PCPU_STOPPED and hi to 0 so every operation fails to the slow path,
@@ -161,6 +162,47 @@ dfree:
 	return MCG_PCPU_DOUBLE;
 }
 
+/*
+ * mcg_rseq_stack_push() that does not store the slot when it holds @obj
+ * already (a pop leaves its slot as it was, so an object freed where it
+ * was just popped finds itself there).  With no store the next pop's load
+ * of that slot does not wait for @obj: when @obj is computed from loads
+ * (the slab layer's tagged slots) that is what keeps a pop and a push of
+ * the same object from being one chain of dependent loads.  The kept path
+ * is the taken branch: a section ends at its commit, so the store cannot
+ * be laid out of line.
+ */
+static inline int mcg_rseq_stack_push_kept(struct mcg_pcpu_stack *base, void *obj)
+{
+retry:
+	__asm__ __volatile__ goto(
+	        MCG_RSEQ_ENTER(abort) "movl 12(%%rax), %%edx\n\t" /* hi, before cur (see above) */
+	                              "movl (%%rax), %%ecx\n\t"   /* cur */
+	                              "cmpl %%edx, %%ecx\n\t"     /* cur >= hi: full or stopped */
+	                              "jae %l[full]\n\t"
+	                              "movq 16(%%rax), %%rdx\n\t"          /* slots */
+	                              "cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t" /* the top slot */
+	                              "je %l[dfree]\n\t"
+	                              "cmpq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] == obj: */
+	                              "je 5f\n\t"                        /* no store */
+	                              "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
+	                              "5:\n\t"
+	                              "addl $1, %%ecx\n\t"
+	                              "movl %%ecx, (%%rax)\n\t" /* commit cur+1 */
+	                              "2:\n\t"
+	        :
+	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)
+	        : "rax", "rcx", "rdx", "memory", "cc"
+	        : abort, full, dfree);
+	return MCG_PCPU_OK;
+abort:
+	goto retry;
+full:
+	return MCG_PCPU_FAIL;
+dfree:
+	return MCG_PCPU_DOUBLE;
+}
+
 /* Push up to @n (>= 1) objects from @src; return how many were pushed. */
 static inline uint32_t mcg_rseq_stack_push_batch(struct mcg_pcpu_stack *base, void *const *src,
                                                  uint32_t n)
@@ -240,6 +282,10 @@ empty:
 #else
 static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *b) { return NULL; }
 static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *b, void *o) { return MCG_PCPU_FAIL; }
+static inline int mcg_rseq_stack_push_kept(struct mcg_pcpu_stack *b, void *o)
+{
+	return MCG_PCPU_FAIL;
+}
 static inline uint32_t mcg_rseq_stack_push_batch(struct mcg_pcpu_stack *b, void *const *s,
                                                  uint32_t n)
 {

@@ -12,7 +12,8 @@
  *        to the slow path, which flushes a batch back to the slabs.  A slab
  *        that ever held an accounted object has an objcg vector: its objects
  *        go on the array tagged, still charged, their slot carrying the id
- *        of their objcg (slab.h, slab/account.h), except inside a
+ *        of their objcg (slab.h, slab/account.h) - a slot holding that
+ *        already is kept, not stored again - except inside a
  *        shrinker, whose frees uncharge at once (reclaim progress): one
  *        thread-local flag says rseq mode and no shrinker (group.h).
  */
@@ -78,9 +79,12 @@ static mcg_always_inline void mcg_cache_free_at(struct mcg_cache *c, struct mcg_
 		mcg_cache_free_charged_slow(c, s, obj, idx);
 		return;
 	}
-	/* Tagged, with the id its entry holds: the entry stays as it is. */
+	/* Tagged, with the id its entry holds: the entry stays as it is.  The
+	 * push keeps a slot that holds this value already (the object was just
+	 * popped here): the next pop then does not wait on the entry's load
+	 * (docs/design.md, hot paths). */
 	void *slot = (void *)mcg_slot_tagged(obj, v[idx]);
-	int r = mcg_rseq_stack_push(s->pcpu, slot);
+	int r = mcg_rseq_stack_push_kept(s->pcpu, slot);
 	if (unlikely(r != MCG_PCPU_OK))
 		mcg_cache_free_slow(c, slot, s, r);
 }

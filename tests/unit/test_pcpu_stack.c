@@ -2,7 +2,8 @@
 /*
  * test_pcpu_stack.c - the per-CPU stacks' rseq sections (base/pcpu_stack.h):
  * push and pop, full and empty, the double-free test on the top slot (an
- * empty stack compares with its NULL slot below), stop and start.  Pinned
+ * empty stack compares with its NULL slot below), the push that keeps a
+ * slot already holding its object, stop and start.  Pinned
  * to CPU 0.  rseq only (the locked twins run in every test in locked mode).
  */
 #include <sched.h>
@@ -42,6 +43,36 @@ static void test_push_pop(void)
 	CHECK_EQ(base->cur, 0);
 }
 
+/* mcg_rseq_stack_push_kept(): the same results as a push; a slot that
+ * holds the object already is kept, any other is stored. */
+static void test_push_kept(void)
+{
+	int a, b, c;
+	CHECK_EQ(mcg_rseq_stack_push_kept(base, &a), MCG_PCPU_OK);
+	CHECK_EQ(mcg_rseq_stack_push_kept(base, &a), MCG_PCPU_DOUBLE); /* the top again */
+	CHECK_EQ(mcg_rseq_stack_push_kept(base, &b), MCG_PCPU_OK);
+	CHECK(mcg_rseq_stack_pop(base) == &b);                     /* slots[1] still holds &b */
+	CHECK_EQ(mcg_rseq_stack_push_kept(base, &b), MCG_PCPU_OK); /* kept */
+	CHECK(base->slots[1] == &b);
+	CHECK(mcg_rseq_stack_pop(base) == &b);
+	CHECK_EQ(mcg_rseq_stack_push_kept(base, &c), MCG_PCPU_OK); /* stored over &b */
+	CHECK(base->slots[1] == &c);
+	CHECK_EQ(mcg_rseq_stack_push_kept(base, &b), MCG_PCPU_OK);
+	CHECK_EQ(mcg_rseq_stack_push_kept(base, &a), MCG_PCPU_OK);
+	CHECK_EQ(mcg_rseq_stack_push_kept(base, &b), MCG_PCPU_FAIL); /* full */
+	CHECK(mcg_rseq_stack_pop(base) == &a);
+	CHECK(mcg_rseq_stack_pop(base) == &b);
+	CHECK(mcg_rseq_stack_pop(base) == &c);
+	CHECK(mcg_rseq_stack_pop(base) == &a);
+	CHECK(mcg_rseq_stack_pop(base) == NULL);
+	mcg_lock(&base->lock);
+	mcg_pcpu_stack_stop(base);
+	CHECK_EQ(mcg_rseq_stack_push_kept(base, &a), MCG_PCPU_FAIL); /* stopped, slot or not */
+	mcg_pcpu_stack_start(base, CAP);
+	mcg_unlock(&base->lock);
+	CHECK_EQ(base->cur, 0);
+}
+
 static void test_stopped(void)
 {
 	int a, b;
@@ -76,6 +107,7 @@ int main(void)
 		mcg_pcpu_stack_start(st, CAP);
 	}
 	RUN(test_push_pop);
+	RUN(test_push_kept);
 	RUN(test_stopped);
 	return test_done();
 }
