@@ -129,6 +129,22 @@ empty:
 	return NULL;
 }
 
+/* A push's section up to its store (%rdx = slots, %rcx = cur; the
+ * labels full and dfree), and its commit, which ends the section. */
+#define MCG_RSEQ_PUSH_CHECK                                                                        \
+	MCG_RSEQ_ENTER(abort)                                                                      \
+	"movl 12(%%rax), %%edx\n\t" /* hi, before cur (see above) */                               \
+	"movl (%%rax), %%ecx\n\t"   /* cur */                                                      \
+	"cmpl %%edx, %%ecx\n\t"     /* cur >= hi: full or stopped */                               \
+	"jae %l[full]\n\t"                                                                         \
+	"movq 16(%%rax), %%rdx\n\t"          /* slots */                                           \
+	"cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t" /* the top slot */                                    \
+	"je %l[dfree]\n\t"
+#define MCG_RSEQ_PUSH_COMMIT                                                                       \
+	"addl $1, %%ecx\n\t"                                                                       \
+	"movl %%ecx, (%%rax)\n\t" /* commit cur+1 */                                               \
+	"2:\n\t"
+
 /*
  * Push @obj; MCG_PCPU_FAIL if the stack is full or stopped, MCG_PCPU_DOUBLE
  * if @obj is the top slot already (an empty stack compares with its NULL
@@ -137,22 +153,13 @@ empty:
 static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *base, void *obj)
 {
 retry:
-	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "movl 12(%%rax), %%edx\n\t" /* hi, before cur (see above) */
-	                              "movl (%%rax), %%ecx\n\t"   /* cur */
-	                              "cmpl %%edx, %%ecx\n\t"     /* cur >= hi: full or stopped */
-	                              "jae %l[full]\n\t"
-	                              "movq 16(%%rax), %%rdx\n\t"          /* slots */
-	                              "cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t" /* the top slot */
-	                              "je %l[dfree]\n\t"
-	                              "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
-	                              "addl $1, %%ecx\n\t"
-	                              "movl %%ecx, (%%rax)\n\t" /* commit cur+1 */
-	                              "2:\n\t"
-	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)
-	        : "rax", "rcx", "rdx", "memory", "cc"
-	        : abort, full, dfree);
+	__asm__ __volatile__ goto(MCG_RSEQ_PUSH_CHECK
+	                          "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
+	                          MCG_RSEQ_PUSH_COMMIT
+	                          :
+	                          : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)
+	                          : "rax", "rcx", "rdx", "memory", "cc"
+	                          : abort, full, dfree);
 	return MCG_PCPU_OK;
 abort:
 	goto retry;
@@ -175,25 +182,15 @@ dfree:
 static inline int mcg_rseq_stack_push_kept(struct mcg_pcpu_stack *base, void *obj)
 {
 retry:
-	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "movl 12(%%rax), %%edx\n\t" /* hi, before cur (see above) */
-	                              "movl (%%rax), %%ecx\n\t"   /* cur */
-	                              "cmpl %%edx, %%ecx\n\t"     /* cur >= hi: full or stopped */
-	                              "jae %l[full]\n\t"
-	                              "movq 16(%%rax), %%rdx\n\t"          /* slots */
-	                              "cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t" /* the top slot */
-	                              "je %l[dfree]\n\t"
-	                              "cmpq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] == obj: */
-	                              "je 5f\n\t"                        /* no store */
-	                              "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
-	                              "5:\n\t"
-	                              "addl $1, %%ecx\n\t"
-	                              "movl %%ecx, (%%rax)\n\t" /* commit cur+1 */
-	                              "2:\n\t"
-	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)
-	        : "rax", "rcx", "rdx", "memory", "cc"
-	        : abort, full, dfree);
+	__asm__ __volatile__ goto(MCG_RSEQ_PUSH_CHECK
+	                          "cmpq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] == obj: */
+	                          "je 5f\n\t"                        /* no store */
+	                          "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
+	                          "5:\n\t" MCG_RSEQ_PUSH_COMMIT
+	                          :
+	                          : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)
+	                          : "rax", "rcx", "rdx", "memory", "cc"
+	                          : abort, full, dfree);
 	return MCG_PCPU_OK;
 abort:
 	goto retry;
