@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* base/pcpu_stack.c - the locked path of per-CPU stacks (see pcpu_stack.h). */
+/* base/pcpu_stack.c - the locked path of per-CPU stacks (see pcpu_stack.h):
+ * bounded by cap and 0, since lo and hi read stopped in locked mode. */
 #include "base/pcpu_stack.h"
 
 void *mcg_locked_stack_pop(struct mcg_pcpu_stack *base)
 {
 	struct mcg_pcpu_stack *s = mcg_pcpu_stack_lock_mine(base);
 	void *obj = NULL;
-	if (s->cur > s->lo) {
+	if (s->cur > 0) {
 		obj = s->slots[s->cur - 1];
 		MCG_WRITE_ONCE(s->cur, s->cur - 1); /* read racily by stats and reap */
 	}
@@ -18,7 +19,7 @@ int mcg_locked_stack_push(struct mcg_pcpu_stack *base, void *obj)
 {
 	struct mcg_pcpu_stack *s = mcg_pcpu_stack_lock_mine(base);
 	int r = MCG_PCPU_FAIL;
-	if (s->cur < s->hi) {
+	if (s->cur < s->cap) {
 		if (s->cur > 0 && s->slots[s->cur - 1] == obj) {
 			r = MCG_PCPU_DOUBLE;
 		} else {
@@ -35,8 +36,8 @@ uint32_t mcg_locked_stack_push_batch(struct mcg_pcpu_stack *base, void *const *s
 {
 	struct mcg_pcpu_stack *s = mcg_pcpu_stack_lock_mine(base);
 	uint32_t k = 0;
-	if (s->cur < s->hi) {
-		k = MCG_MIN(n, s->hi - s->cur);
+	if (s->cur < s->cap) {
+		k = MCG_MIN(n, s->cap - s->cur);
 		for (uint32_t i = 0; i < k; i++)
 			s->slots[s->cur + i] = src[i];
 		MCG_WRITE_ONCE(s->cur, s->cur + k);
@@ -49,8 +50,8 @@ uint32_t mcg_locked_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, uin
 {
 	struct mcg_pcpu_stack *s = mcg_pcpu_stack_lock_mine(base);
 	uint32_t k = 0;
-	if (s->cur > s->lo) {
-		k = MCG_MIN(n, s->cur - s->lo);
+	if (s->cur > 0) {
+		k = MCG_MIN(n, s->cur);
 		MCG_WRITE_ONCE(s->cur, s->cur - k);
 		for (uint32_t i = 0; i < k; i++)
 			dst[i] = s->slots[s->cur + i];

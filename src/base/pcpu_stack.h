@@ -17,7 +17,9 @@
  * Stopping a CPU's stack (remote drain, reap): under its lock set lo to
  * MCG_PCPU_STOPPED and hi to 0 so every operation fails to the slow path,
  * then mcg_percpu_fence().  In locked mode every operation takes the lock, so
- * holding it is enough.
+ * holding it is enough; there lo and hi read stopped all the time, so the
+ * rseq sections, which the fast paths try without testing the mode
+ * (mcg_percpu_sections()), fail, and the locked path bounds itself by cap.
  *
  * Restarting needs care too, because the fence covers only the stop: a
  * section that begins while the stack is stopped is not aborted when the
@@ -47,6 +49,7 @@ struct mcg_pcpu_stack {
 	uint32_t lo;      /* pop only while cur > lo (0, or MCG_PCPU_STOPPED) (8) */
 	uint32_t hi;      /* push only while cur < hi (capacity, or 0 stopped) (12) */
 	void **slots;     /* capacity entries, after a NULL one: slots[-1] (16) */
+	uint32_t cap;     /* capacity for the locked path (0 while stopped) */
 	mcg_lock_t lock;  /* locked mode: the data; rseq mode: remote owners */
 } __attribute__((aligned(MCG_PCPU_STRIDE)));
 
@@ -348,11 +351,19 @@ static inline void mcg_pcpu_stack_stop(struct mcg_pcpu_stack *s)
 {
 	MCG_WRITE_ONCE(s->hi, 0);
 	MCG_WRITE_ONCE(s->lo, MCG_PCPU_STOPPED);
+	s->cap = 0;
 }
 
-/** mcg_pcpu_stack_start - let @s run again with capacity @cap (caller holds s->lock). */
+/** mcg_pcpu_stack_start - let @s run again with capacity @cap (caller holds
+ *  s->lock); in locked mode the rseq sections' bounds stay stopped. */
 static inline void mcg_pcpu_stack_start(struct mcg_pcpu_stack *s, uint32_t cap)
 {
+	if (!mcg_percpu_use_rseq()) {
+		mcg_pcpu_stack_stop(s);
+		s->cap = cap;
+		return;
+	}
+	s->cap = cap;
 	__atomic_store_n(&s->lo, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->hi, cap, __ATOMIC_RELEASE);
 }

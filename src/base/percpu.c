@@ -33,10 +33,16 @@ static bool rseq_usable(void)
 	return membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0) == 0;
 }
 
+/* Locked mode's stand-in for struct rseq: cpu_id (offset 4) reads 0, and a
+ * section's descriptor store (offset 8) lands here (mcg_percpu_sections()). */
+static mcg_tls uint64_t stopped_rseq_area[4] __attribute__((aligned(32)));
+
 static void percpu_init_once(void)
 {
 	mcg_os_topology_init();
 	mcg_percpu_mode_ = rseq_usable() ? MCG_PERCPU_RSEQ : MCG_PERCPU_LOCKED;
+	if (mcg_percpu_mode_ != MCG_PERCPU_RSEQ) /* the same offset in every thread */
+		mcg_rseq_offset = (char *)stopped_rseq_area - (char *)__builtin_thread_pointer();
 }
 
 void mcg_percpu_init(void) { pthread_once(&percpu_once, percpu_init_once); }

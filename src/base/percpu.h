@@ -38,7 +38,8 @@ extern const unsigned int __rseq_size;
 /** The mechanism in use; set by mcg_percpu_init(). */
 extern mcg_hidden mcg_percpu_mode_t mcg_percpu_mode_;
 
-/** __rseq_offset, copied at init so fast paths read it without the GOT. */
+/** __rseq_offset, copied at init so fast paths read it without the GOT;
+ *  in locked mode the offset of a zeroed area (mcg_percpu_sections()). */
 extern mcg_hidden ptrdiff_t mcg_rseq_offset;
 
 /** mcg_percpu_init - choose the mechanism (idempotent; call before any use). */
@@ -49,6 +50,18 @@ static inline bool mcg_percpu_use_rseq(void)
 {
 	return mcg_config_rseq_asm && !mcg_config_tsan && mcg_percpu_mode_ == MCG_PERCPU_RSEQ;
 }
+
+/**
+ * mcg_percpu_sections - may a fast path run a per-CPU stack's rseq section
+ * without testing the mode?  Yes wherever the sections are built: in locked
+ * mode they run too, and fail.  There mcg_rseq_offset points at a zeroed
+ * thread-local area (percpu.c), so a section takes CPU 0's header, which
+ * like every header reads stopped in locked mode (base/pcpu_stack.h), and
+ * its descriptor store lands in that area.  Valid once mcg_percpu_init()
+ * has run (before it mcg_rseq_offset is 0): every caller's cache or pointer
+ * exists only after it, except mcg_malloc()'s, which tests the mode.
+ */
+static inline bool mcg_percpu_sections(void) { return mcg_config_rseq_asm && !mcg_config_tsan; }
 
 /** mcg_percpu_rseq_area - this thread's struct rseq (valid in rseq mode). */
 static inline volatile uint32_t *mcg_percpu_rseq_area(void)

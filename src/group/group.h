@@ -149,19 +149,20 @@ struct mcg_reclaim_state {
 extern mcg_tls struct mcg_reclaim_state *mcg_reclaim_state_current;
 
 /**
- * True when this thread's frees may push charged objects on the fast path:
- * rseq mode, and no shrinker running (its frees uncharge at once).  One
- * thread-local test in place of two on the accounted free (slab/cache_fast.h).
- * False in a new thread: its first charged free takes the slow path, which
- * sets it; mcg_reclaim_state_set() keeps it in step with the reclaim state.
+ * Threads in the reclaim state now.  The accounted free's fast path tests
+ * this one global word (a fused compare, no thread-local address to form)
+ * and only when it is nonzero looks at its own thread's state
+ * (slab/account.c): a thread's own increment is seen by its own frees.
  */
-extern mcg_tls bool mcg_charged_push_fast_;
+extern mcg_hidden unsigned mcg_threads_reclaiming_;
 
 /** mcg_reclaim_state_set - enter (@rs) or leave (NULL) the reclaim state. */
 static inline void mcg_reclaim_state_set(struct mcg_reclaim_state *rs)
 {
+	struct mcg_reclaim_state *prev = mcg_reclaim_state_current;
 	mcg_reclaim_state_current = rs;
-	mcg_charged_push_fast_ = !rs && mcg_percpu_use_rseq();
+	if (!prev != !rs)
+		__atomic_fetch_add(&mcg_threads_reclaiming_, rs ? 1u : -1u, __ATOMIC_RELAXED);
 }
 
 /** This thread's group as mcg_group_enter() set it (NULL: the root). */

@@ -62,8 +62,7 @@ void mcg_cache_free_charged_slow(struct mcg_cache *c, struct mcg_slab *s, void *
 {
 	mcg_objcg_id_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
 	mcg_objcg_id_t id = v[idx];
-	if (!mcg_reclaim_state_current) { /* locked mode, or the thread's first charged free */
-		mcg_charged_push_fast_ = mcg_percpu_use_rseq();
+	if (!mcg_reclaim_state_current) { /* another thread's shrinker, or a TSan build */
 		mcg_cache_push(c, s, (void *)mcg_slot_tagged(obj, id));
 		return;
 	}
@@ -123,7 +122,7 @@ static uintptr_t slot_alloc(struct mcg_cache *c)
 {
 	void *slot =
 	        mcg_percpu_use_rseq() ? mcg_rseq_stack_pop(c->pcpu) : mcg_locked_stack_pop(c->pcpu);
-	return (uintptr_t)(slot ? slot : mcg_cache_alloc_slow(c)); /* fresh: untagged */
+	return (uintptr_t)(slot ? slot : mcg_cache_refill(c)); /* fresh: untagged */
 }
 
 void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, uintptr_t slot)

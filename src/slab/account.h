@@ -46,7 +46,7 @@ static mcg_always_inline void *mcg_cache_pop_charged(struct mcg_cache *c, const 
                                                      uintptr_t *slot)
 {
 	*slot = 0;
-	if (unlikely(!mcg_percpu_use_rseq()) ||
+	if (unlikely(!mcg_percpu_sections()) || /* locked mode: the pop fails */
 	    unlikely(!(*slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu))))
 		return NULL;
 	uintptr_t obj = *slot - *bits;

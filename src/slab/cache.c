@@ -67,6 +67,13 @@ static unsigned current_node_touch(struct mcg_cache *c)
 
 mcg_noinline void *mcg_cache_alloc_slow(struct mcg_cache *c)
 {
+	if (!mcg_percpu_use_rseq()) /* the fast path's pop failed: locked mode */
+		return mcg_cache_alloc_locked(c);
+	return mcg_cache_refill(c);
+}
+
+mcg_noinline void *mcg_cache_refill(struct mcg_cache *c)
+{
 	if (c->debug)
 		return mcg_debug_alloc(c);
 	void *objs[MCG_BATCH_MAX];
@@ -95,14 +102,14 @@ mcg_noinline void *mcg_cache_alloc_locked(struct mcg_cache *c)
 		return mcg_cache_alloc_uncharge(c, slot);
 	if (slot)
 		return (void *)slot;
-	return mcg_cache_alloc_slow(c);
+	return mcg_cache_refill(c);
 }
 
 mcg_noinline void mcg_cache_free_locked(struct mcg_cache *c, struct mcg_slab *s, void *obj)
 {
 	int r = mcg_locked_stack_push(c->pcpu, obj);
 	if (r != MCG_PCPU_OK)
-		mcg_cache_free_slow(c, obj, s, r);
+		mcg_cache_free_slow(c, obj, s, r == MCG_PCPU_FAIL ? MCG_FREE_FLUSH : r);
 }
 
 mcg_noinline void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg_slab *s, int why)
@@ -129,6 +136,10 @@ mcg_noinline void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg
 	}
 	if (c->debug) {
 		mcg_debug_free(c, slot);
+		return;
+	}
+	if (why == MCG_PCPU_FAIL && !mcg_percpu_use_rseq()) { /* a section failed: locked mode */
+		mcg_cache_free_locked(c, s, slot);
 		return;
 	}
 	/* The array is full (or stopped): flush its top batch and @obj. */

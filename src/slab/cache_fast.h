@@ -15,15 +15,18 @@
  *        of their objcg (slab.h, slab/account.h) - a slot holding that
  *        already is kept, not stored again - except inside a
  *        shrinker, whose frees uncharge at once (reclaim progress): one
- *        thread-local flag says rseq mode and no shrinker (group.h).
+ *        global count of threads in a shrinker is the fast path's test.
  */
 #ifndef MCG_SLAB_CACHE_FAST_H
 #define MCG_SLAB_CACHE_FAST_H
 
-#include "group/group.h" /* mcg_charged_push_fast_ */
+#include "group/group.h" /* mcg_threads_reclaiming_ */
 #include "slab/slab.h"
 
-enum { MCG_FREE_UNCHECKED = 16, MCG_FREE_MISALIGNED = 17 };
+/* mcg_cache_free_slow()'s reasons beyond a push's result (MCG_PCPU_*):
+ * a pointer not checked yet, one that is no object start, and a locked
+ * push that found the array full. */
+enum { MCG_FREE_UNCHECKED = 16, MCG_FREE_MISALIGNED = 17, MCG_FREE_FLUSH = 18 };
 
 /* This CPU's top object of @c (rseq mode), its charge given back if it
  * carried one; NULL if the array is empty or stopped. */
@@ -37,10 +40,12 @@ static mcg_always_inline void *mcg_cache_pop(struct mcg_cache *c)
 	return NULL;
 }
 
-/* Every exit is a return or a tail call: the fast path needs no stack frame. */
+/* Every exit is a return or a tail call: the fast path needs no stack
+ * frame.  No mode test: in locked mode the pop fails (mcg_percpu_sections())
+ * and the slow path takes the locked one. */
 static mcg_always_inline void *mcg_cache_alloc_fast(struct mcg_cache *c)
 {
-	if (likely(mcg_percpu_use_rseq())) {
+	if (likely(mcg_percpu_sections())) {
 		void *obj = mcg_cache_pop(c);
 		return likely(obj) ? obj : mcg_cache_alloc_slow(c);
 	}
@@ -48,10 +53,10 @@ static mcg_always_inline void *mcg_cache_alloc_fast(struct mcg_cache *c)
 }
 
 /* Push @slot (a checked object of slab @s of @c, tagged or not) on this
- * CPU's array; full: flush. */
+ * CPU's array; full: flush.  No mode test, as for the allocation. */
 static mcg_always_inline void mcg_cache_push(struct mcg_cache *c, struct mcg_slab *s, void *slot)
 {
-	if (likely(mcg_percpu_use_rseq())) {
+	if (likely(mcg_percpu_sections())) {
 		int r = mcg_rseq_stack_push(s->pcpu, slot);
 		if (likely(r == MCG_PCPU_OK))
 			return;
@@ -74,8 +79,9 @@ static mcg_always_inline void mcg_cache_free_at(struct mcg_cache *c, struct mcg_
 		mcg_cache_push(c, s, obj);
 		return;
 	}
-	/* rseq mode and no shrinker running, in one test */
-	if (unlikely(!(mcg_config_rseq_asm && !mcg_config_tsan && mcg_charged_push_fast_))) {
+	/* No shrinker running anywhere (its frees uncharge at once); locked
+	 * mode needs no test: the push fails to the slow path there. */
+	if (unlikely(!mcg_percpu_sections() || MCG_READ_ONCE(mcg_threads_reclaiming_))) {
 		mcg_cache_free_charged_slow(c, s, obj, idx);
 		return;
 	}

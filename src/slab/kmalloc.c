@@ -85,13 +85,14 @@ static mcg_noinline void *kmalloc_small_slow(size_t size, struct mcg_cache *c)
 {
 	if (c == &kmalloc_stub)
 		return kmalloc_slow(size);
-	return mcg_percpu_use_rseq() ? mcg_cache_alloc_slow(c) : mcg_cache_alloc_locked(c);
+	return mcg_cache_alloc_slow(c);
 }
 
 mcg_public void *mcg_malloc(size_t size)
 {
 	if (likely(size <= KMALLOC_SMALL_MAX)) {
-		/* mcg_cache_alloc_fast(), its slow path given the size */
+		/* mcg_cache_alloc_fast(), its slow path given the size; the mode
+		 * tested, since this runs before mcg_percpu_init() too (the stub) */
 		struct mcg_cache *c = small_cache_of(size);
 		void *obj;
 		if (likely(mcg_percpu_use_rseq()) && likely(obj = mcg_cache_pop(c)))

@@ -217,8 +217,8 @@ static inline uint16_t mcg_slot_id(uintptr_t slot) { return (uint16_t)(slot >> M
 __attribute__((returns_nonnull)) void *mcg_cache_alloc_uncharge(struct mcg_cache *c,
                                                                 uintptr_t slot);
 /** Free object @idx of @s (it has a vector) off the fast path: inside a
- *  shrinker uncharge it now; else (locked mode, a thread's first charged
- *  free) push it tagged, as the fast path does. */
+ *  shrinker uncharge it now; else (another thread's shrinker running, a
+ *  TSan build) push it tagged, as the fast path does. */
 void mcg_cache_free_charged_slow(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx);
 /**
  * Charges taken from objects' vector entries under a lock, per objcg, to
@@ -264,6 +264,9 @@ void mcg_slab_scan_units(void (*visit)(uint64_t key, uint64_t units, void *arg),
 /* ---- cache.c ---- */
 /** Slow paths of the fast path (cache_fast.h), and its locked-mode versions. */
 void *mcg_cache_alloc_slow(struct mcg_cache *c);
+/** Refill this CPU's array of @c from the node's slabs; return one object
+ *  more (untagged), or NULL with errno ENOMEM. */
+void *mcg_cache_refill(struct mcg_cache *c);
 /** mcg_null_einval - NULL with errno EINVAL (out of line: callers need no frame). */
 void *mcg_null_einval(void);
 void *mcg_cache_alloc_locked(struct mcg_cache *c);

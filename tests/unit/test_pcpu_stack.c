@@ -4,8 +4,12 @@
  * push and pop, full and empty, the double-free test on the top slot (an
  * empty stack compares with its NULL slot below), the push that keeps a
  * slot already holding its object, stop and start.  Pinned
- * to CPU 0.  rseq only (the locked twins run in every test in locked mode).
+ * to CPU 0.  Then again with MCG_RSEQ=0: the fast paths run the sections
+ * in locked mode too, without testing the mode, so there every section
+ * must fail and leave the stack alone while the locked path works (the
+ * locked twins also run in every other test in locked mode).
  */
+#include <stdlib.h>
 #include <sched.h>
 
 #include "base/pcpu_stack.h"
@@ -87,11 +91,46 @@ static void test_stopped(void)
 	CHECK(mcg_rseq_stack_pop(base) == NULL);
 }
 
-int main(void)
+/* Locked mode: the sections fail on a started stack, full or empty, and
+ * change nothing; the locked path works within cap; stop and start keep
+ * the sections out. */
+static void test_locked_sections_fail(void)
 {
+	int a, b;
+	CHECK(mcg_rseq_stack_pop(base) == NULL);
+	CHECK_EQ(mcg_rseq_stack_push(base, &a), MCG_PCPU_FAIL);
+	CHECK_EQ(mcg_rseq_stack_push_kept(base, &a), MCG_PCPU_FAIL);
+	CHECK_EQ(base->cur, 0);
+	CHECK_EQ(mcg_locked_stack_push(base, &a), MCG_PCPU_OK);
+	CHECK_EQ(mcg_locked_stack_push(base, &a), MCG_PCPU_DOUBLE);
+	CHECK_EQ(mcg_locked_stack_push(base, &b), MCG_PCPU_OK);
+	CHECK(mcg_rseq_stack_pop(base) == NULL); /* objects there: still fails */
+	CHECK_EQ(mcg_rseq_stack_push(base, &a), MCG_PCPU_FAIL);
+	void *two[2];
+	CHECK_EQ(mcg_rseq_stack_pop_batch(base, two, 2), 0);
+	CHECK_EQ(mcg_rseq_stack_push_batch(base, two, 1), 0);
+	CHECK_EQ(base->cur, 2);
+	mcg_lock(&base->lock);
+	mcg_pcpu_stack_stop(base);
+	mcg_pcpu_stack_start(base, CAP);
+	mcg_unlock(&base->lock);
+	CHECK(mcg_rseq_stack_pop(base) == NULL);
+	CHECK_EQ(mcg_locked_stack_push_batch(base, two, 2), 2);   /* cap 4 */
+	CHECK_EQ(mcg_locked_stack_push(base, &a), MCG_PCPU_FAIL); /* full */
+	CHECK_EQ(mcg_locked_stack_pop_batch(base, two, 2), 2);
+	CHECK(mcg_locked_stack_pop(base) == &b);
+	CHECK(mcg_locked_stack_pop(base) == &a);
+	CHECK(mcg_locked_stack_pop(base) == NULL);
+	CHECK_EQ(base->cur, 0);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
 	mcg_percpu_init();
-	if (!mcg_percpu_use_rseq()) {
-		fprintf(stderr, "no rseq here: nothing to test\n");
+	bool locked = getenv("MCG_TEST_LOCKED") != NULL;
+	if (!mcg_percpu_use_rseq() && !(locked && mcg_percpu_sections())) {
+		fprintf(stderr, "no rseq sections here: nothing to test\n");
 		return 0;
 	}
 	pin_cpu0();
@@ -106,8 +145,15 @@ int main(void)
 		st->slots = slot_mem + (size_t)cpu * (CAP + 1) + 1; /* after a NULL slot */
 		mcg_pcpu_stack_start(st, CAP);
 	}
+	if (locked) {
+		RUN(test_locked_sections_fail);
+		return test_done();
+	}
 	RUN(test_push_pop);
 	RUN(test_push_kept);
 	RUN(test_stopped);
-	return test_done();
+	int rc = test_done();
+	fprintf(stderr, "--- again with MCG_RSEQ=0 (locked mode)\n");
+	int rc2 = test_run_locked(argv);
+	return rc || rc2;
 }
