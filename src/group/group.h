@@ -150,9 +150,10 @@ extern mcg_tls struct mcg_reclaim_state *mcg_reclaim_state_current;
 
 /**
  * Threads in the reclaim state now.  The accounted free's fast path tests
- * this one global word (a fused compare, no thread-local address to form)
- * and only when it is nonzero looks at its own thread's state
+ * this one global word (one RIP-relative load, no thread-local address to
+ * form) and only when it is nonzero looks at its own thread's state
  * (slab/account.c): a thread's own increment is seen by its own frees.
+ * A forked child counts its one thread again (slab/cache.c).
  */
 extern mcg_hidden unsigned mcg_threads_reclaiming_;
 

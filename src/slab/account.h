@@ -45,8 +45,8 @@ static mcg_always_inline void mcg_objcg_give(struct mcg_objcg *x, uint64_t units
 static mcg_always_inline void *mcg_cache_pop_charged(struct mcg_cache *c, const uint64_t *bits,
                                                      uintptr_t *slot)
 {
-	*slot = 0;
-	if (unlikely(!mcg_percpu_sections()) || /* locked mode: the pop fails */
+	*slot = 0; /* in locked mode the pop fails (mcg_percpu_sections()) */
+	if (unlikely(!mcg_percpu_sections()) ||
 	    unlikely(!(*slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu))))
 		return NULL;
 	uintptr_t obj = *slot - *bits;
