@@ -290,6 +290,11 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 		uint64_t *const bitmap = s->bitmap;
 		uint32_t run_id = 0, run_n = 0; /* the run: its objcg, its objects */
 		uint64_t hint = s->hint;
+		/* The bitmap word of the last object, in a register until the
+		 * objects move to another word: a flush's objects are mostly
+		 * neighbours, and clearing their bits in memory one by one is a
+		 * chain of stores and loads of one word. */
+		uint64_t wi = UINT64_MAX, wv = 0;
 		for (; i < k; i++) {
 			uintptr_t slot = (uintptr_t)objs[i];
 			char *obj = mcg_slot_obj(slot);
@@ -297,8 +302,15 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 			if (off >= span)
 				break;
 			uint64_t idx = (off * recip) >> MCG_RECIP_SHIFT;
-			uint64_t *w = &bitmap[idx >> 6], bit = 1ull << (idx & 63);
-			if (unlikely(!(*w & bit))) {
+			uint64_t bit = 1ull << (idx & 63);
+			if (idx >> 6 != wi) {
+				if (wi != UINT64_MAX)
+					bitmap[wi] = wv;
+				wi = idx >> 6;
+				wv = bitmap[wi];
+				hint = MCG_MIN(hint, wi);
+			}
+			if (unlikely(!(wv & bit))) {
 				mcg_report(MCG_REPORT_DOUBLE_FREE, c, obj);
 				continue;
 			}
@@ -315,10 +327,11 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 				run_n++;
 				v[idx] = 0;
 			}
-			*w &= ~bit;
-			hint = MCG_MIN(hint, idx >> 6);
+			wv &= ~bit;
 			freed++;
 		}
+		if (wi != UINT64_MAX)
+			bitmap[wi] = wv;
 		if (run_id)
 			mcg_charges_add(ch, (uint16_t)run_id, (uint64_t)run_n * units);
 		s->hint = (uint32_t)hint;
