@@ -153,7 +153,9 @@ extern mcg_tls struct mcg_reclaim_state *mcg_reclaim_state_current;
  * this one global word (one RIP-relative load, no thread-local address to
  * form) and only when it is nonzero looks at its own thread's state
  * (slab/account.c): a thread's own increment is seen by its own frees.
- * A forked child counts its one thread again (slab/cache.c).
+ * A forked child counts its one thread again (slab/cache.c).  A thread
+ * that exits inside a shrinker stays counted: every accounted free then
+ * takes the slow path, which is correct, only slower.
  */
 extern mcg_hidden unsigned mcg_threads_reclaiming_;
 
