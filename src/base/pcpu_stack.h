@@ -148,21 +148,28 @@ empty:
 	"movl %%ecx, (%%rax)\n\t" /* commit cur+1 */                                               \
 	"2:\n\t"
 
-/*
- * Push @obj; MCG_PCPU_FAIL if the stack is full or stopped, MCG_PCPU_DOUBLE
- * if @obj is the top slot already (an empty stack compares with its NULL
- * slot[-1], so there is no test for empty).
- */
-static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *base, void *obj)
+/* Both pushes' operands: %[obj]; the labels abort, full and dfree. */
+#define MCG_RSEQ_PUSH_OPERANDS                                                                     \
+	:                                                                                          \
+	: [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)                            \
+	: "rax", "rcx", "rdx", "memory", "cc"                                                      \
+	: abort, full, dfree
+
+/* mcg_rseq_stack_push() (@keep false) and mcg_rseq_stack_push_kept(). */
+static mcg_always_inline int mcg_rseq_stack_push_(struct mcg_pcpu_stack *base, void *obj, bool keep)
 {
 retry:
-	__asm__ __volatile__ goto(MCG_RSEQ_PUSH_CHECK
-	                          "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
-	                          MCG_RSEQ_PUSH_COMMIT
-	                          :
-	                          : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)
-	                          : "rax", "rcx", "rdx", "memory", "cc"
-	                          : abort, full, dfree);
+	if (keep)
+		__asm__ __volatile__ goto(
+		        MCG_RSEQ_PUSH_CHECK
+		        "cmpq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] == obj: */
+		        "je 5f\n\t"                        /* no store */
+		        "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
+		        "5:\n\t" MCG_RSEQ_PUSH_COMMIT MCG_RSEQ_PUSH_OPERANDS);
+	else
+		__asm__ __volatile__ goto(MCG_RSEQ_PUSH_CHECK
+		                          "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
+		                          MCG_RSEQ_PUSH_COMMIT MCG_RSEQ_PUSH_OPERANDS);
 	return MCG_PCPU_OK;
 abort:
 	goto retry;
@@ -170,6 +177,16 @@ full:
 	return MCG_PCPU_FAIL;
 dfree:
 	return MCG_PCPU_DOUBLE;
+}
+
+/*
+ * Push @obj; MCG_PCPU_FAIL if the stack is full or stopped, MCG_PCPU_DOUBLE
+ * if @obj is the top slot already (an empty stack compares with its NULL
+ * slot[-1], so there is no test for empty).
+ */
+static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *base, void *obj)
+{
+	return mcg_rseq_stack_push_(base, obj, false);
 }
 
 /*
@@ -184,23 +201,7 @@ dfree:
  */
 static inline int mcg_rseq_stack_push_kept(struct mcg_pcpu_stack *base, void *obj)
 {
-retry:
-	__asm__ __volatile__ goto(MCG_RSEQ_PUSH_CHECK
-	                          "cmpq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] == obj: */
-	                          "je 5f\n\t"                        /* no store */
-	                          "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
-	                          "5:\n\t" MCG_RSEQ_PUSH_COMMIT
-	                          :
-	                          : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)
-	                          : "rax", "rcx", "rdx", "memory", "cc"
-	                          : abort, full, dfree);
-	return MCG_PCPU_OK;
-abort:
-	goto retry;
-full:
-	return MCG_PCPU_FAIL;
-dfree:
-	return MCG_PCPU_DOUBLE;
+	return mcg_rseq_stack_push_(base, obj, true);
 }
 
 /* Push up to @n (>= 1) objects from @src; return how many were pushed. */
