@@ -56,8 +56,9 @@ static inline bool mcg_percpu_use_rseq(void)
  * without testing the mode?  Yes wherever the sections are built: in locked
  * mode they run too, and fail.  There mcg_rseq_offset points at a zeroed
  * thread-local area (percpu.c), so a section takes CPU 0's header, which
- * like every header reads stopped in locked mode (base/pcpu_stack.h), and
- * its descriptor store lands in that area.  Valid once mcg_percpu_init()
+ * like every header reads stopped in locked mode (base/pcpu_stack.h; the
+ * kmalloc stub's zeroed headers read empty and full at once), and its
+ * descriptor store lands in that area.  Valid once mcg_percpu_init()
  * has run (before it mcg_rseq_offset is 0): every caller's cache or pointer
  * exists only after it, except mcg_malloc()'s, which tests the mode.
  */

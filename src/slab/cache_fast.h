@@ -28,8 +28,8 @@
  * push that found the array full. */
 enum { MCG_FREE_UNCHECKED = 16, MCG_FREE_MISALIGNED = 17, MCG_FREE_FLUSH = 18 };
 
-/* This CPU's top object of @c (rseq mode), its charge given back if it
- * carried one; NULL if the array is empty or stopped. */
+/* This CPU's top object of @c, its charge given back if it carried one;
+ * NULL if the array is empty or stopped (always, in locked mode). */
 static mcg_always_inline void *mcg_cache_pop(struct mcg_cache *c)
 {
 	uintptr_t slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu);
