@@ -12,7 +12,8 @@
  *
  *   pop  : if cur > lo  { obj = slots[cur-1]; commit cur-1 }
  *   push : if cur < hi  { slots[cur] = obj;   commit cur+1 }
- *   push_kept: push, the store left out when slots[cur] == obj already
+ *   push_kept: push, the store left out when slots[cur] == obj already,
+ *              and failing while a gate word is closed
  *
  * Stopping a CPU's stack (remote drain, reap): under its lock set lo to
  * MCG_PCPU_STOPPED and hi to 0 so every operation fails to the slow path,
@@ -132,14 +133,16 @@ empty:
 	return NULL;
 }
 
-/* A push's section up to its store (%rdx = slots, %rcx = cur; the
- * labels full and dfree), and its commit, which ends the section. */
-#define MCG_RSEQ_PUSH_CHECK                                                                        \
-	MCG_RSEQ_ENTER(abort)                                                                      \
-	"movl 12(%%rax), %%edx\n\t" /* hi, before cur (see above) */                               \
-	"movl (%%rax), %%ecx\n\t"   /* cur */                                                      \
-	"cmpl %%edx, %%ecx\n\t"     /* cur >= hi: full or stopped */                               \
-	"jae %l[full]\n\t"                                                                         \
+/* A push's section: its start and hi (in %edx); then cur (in %ecx) compared
+ * with the bound in %edx, the jump to full for the caller to add; then
+ * the double-free test (%rdx = slots), the store for the caller to add,
+ * and the commit, which ends the section. */
+#define MCG_RSEQ_PUSH_HI                                                                           \
+	MCG_RSEQ_ENTER(abort) "movl 12(%%rax), %%edx\n\t" /* hi, before cur (see above) */
+#define MCG_RSEQ_PUSH_CUR                                                                          \
+	"movl (%%rax), %%ecx\n\t" /* cur */                                                        \
+	"cmpl %%edx, %%ecx\n\t"   /* cur >= bound: full or stopped */
+#define MCG_RSEQ_PUSH_TOP                                                                          \
 	"movq 16(%%rax), %%rdx\n\t"          /* slots */                                           \
 	"cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t" /* the top slot */                                    \
 	"je %l[dfree]\n\t"
@@ -148,28 +151,34 @@ empty:
 	"movl %%ecx, (%%rax)\n\t" /* commit cur+1 */                                               \
 	"2:\n\t"
 
-/* Both pushes' operands: %[obj]; the labels abort, full and dfree. */
-#define MCG_RSEQ_PUSH_OPERANDS                                                                     \
+/* Both pushes' operands: %[obj], and any more given; the labels abort,
+ * full and dfree. */
+#define MCG_RSEQ_PUSH_OPERANDS(...)                                                                \
 	:                                                                                          \
-	: [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)                            \
+	: [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)__VA_ARGS__                 \
 	: "rax", "rcx", "rdx", "memory", "cc"                                                      \
 	: abort, full, dfree
 
-/* mcg_rseq_stack_push() (@keep false) and mcg_rseq_stack_push_kept(). */
-static mcg_always_inline int mcg_rseq_stack_push_(struct mcg_pcpu_stack *base, void *obj, bool keep)
+/* mcg_rseq_stack_push() (@gate NULL) and mcg_rseq_stack_push_kept(). */
+static mcg_always_inline int mcg_rseq_stack_push_(struct mcg_pcpu_stack *base, void *obj,
+                                                  const uint32_t *gate)
 {
 retry:
-	if (keep)
+	if (gate)
 		__asm__ __volatile__ goto(
-		        MCG_RSEQ_PUSH_CHECK
+		        MCG_RSEQ_PUSH_HI
+		        "subl %[gate], %%edx\n\t"            /* hi - a closed gate: negative */
+		        MCG_RSEQ_PUSH_CUR "jge %l[full]\n\t" /* signed */
+		        MCG_RSEQ_PUSH_TOP
 		        "cmpq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] == obj: */
 		        "je 5f\n\t"                        /* no store */
 		        "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
-		        "5:\n\t" MCG_RSEQ_PUSH_COMMIT MCG_RSEQ_PUSH_OPERANDS);
+		        "5:\n\t" MCG_RSEQ_PUSH_COMMIT MCG_RSEQ_PUSH_OPERANDS(, [gate] "m"(*gate)));
 	else
-		__asm__ __volatile__ goto(MCG_RSEQ_PUSH_CHECK
+		__asm__ __volatile__ goto(MCG_RSEQ_PUSH_HI MCG_RSEQ_PUSH_CUR
+		                          "jae %l[full]\n\t" MCG_RSEQ_PUSH_TOP
 		                          "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
-		                          MCG_RSEQ_PUSH_COMMIT MCG_RSEQ_PUSH_OPERANDS);
+		                          MCG_RSEQ_PUSH_COMMIT MCG_RSEQ_PUSH_OPERANDS());
 	return MCG_PCPU_OK;
 abort:
 	goto retry;
@@ -186,8 +195,12 @@ dfree:
  */
 static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *base, void *obj)
 {
-	return mcg_rseq_stack_push_(base, obj, false);
+	return mcg_rseq_stack_push_(base, obj, NULL);
 }
+
+/* A closed gate of mcg_rseq_stack_push_kept() is a multiple of this, below
+ * 2^31: more than any capacity, so hi minus it is negative. */
+#define MCG_PCPU_GATE_UNIT (1u << 20)
 
 /*
  * mcg_rseq_stack_push() that does not store the slot when it holds @obj
@@ -198,10 +211,17 @@ static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *base, void *obj)
  * the same object from being one chain of dependent loads.  The kept path
  * is the taken branch: a section ends at its commit, so the store cannot
  * be laid out of line.
+ *
+ * It also fails, as if full, while *@gate is nonzero (a multiple of
+ * MCG_PCPU_GATE_UNIT): the section subtracts the gate from hi and compares
+ * signed, one instruction where a test and a branch before the section
+ * would be two - the slab layer closes the gate of accounted frees while
+ * a shrinker runs (cache_fast.h).
  */
-static inline int mcg_rseq_stack_push_kept(struct mcg_pcpu_stack *base, void *obj)
+static inline int mcg_rseq_stack_push_kept(struct mcg_pcpu_stack *base, void *obj,
+                                           const uint32_t *gate)
 {
-	return mcg_rseq_stack_push_(base, obj, true);
+	return mcg_rseq_stack_push_(base, obj, gate);
 }
 
 /* Push up to @n (>= 1) objects from @src; return how many were pushed. */
@@ -283,7 +303,8 @@ empty:
 #else
 static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *b) { return NULL; }
 static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *b, void *o) { return MCG_PCPU_FAIL; }
-static inline int mcg_rseq_stack_push_kept(struct mcg_pcpu_stack *b, void *o)
+#define MCG_PCPU_GATE_UNIT (1u << 20)
+static inline int mcg_rseq_stack_push_kept(struct mcg_pcpu_stack *b, void *o, const uint32_t *g)
 {
 	return MCG_PCPU_FAIL;
 }

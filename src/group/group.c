@@ -22,7 +22,7 @@
 mcg_lock_t mcg_group_tree_lock;
 const struct mcg_group_reclaim_ops *mcg_group_reclaim_ops;
 mcg_tls struct mcg_reclaim_state *mcg_reclaim_state_current;
-unsigned mcg_threads_reclaiming_;
+uint32_t mcg_reclaim_gate_;
 mcg_tls mcg_group_t *mcg_current_group_;
 mcg_tls struct mcg_objcg *mcg_current_objcg_[MCG_NR_OBJCG_KINDS];
 mcg_tls uint64_t mcg_current_slot_bits_[MCG_NR_OBJCG_KINDS] = {

@@ -24,6 +24,7 @@
 
 #include "base/list.h"
 #include "base/lock.h"
+#include "base/pcpu_stack.h" /* MCG_PCPU_GATE_UNIT */
 #include "base/pcpu_word.h"
 #include "group/objcg.h"
 #include "group/page_counter.h"
@@ -149,15 +150,17 @@ struct mcg_reclaim_state {
 extern mcg_tls struct mcg_reclaim_state *mcg_reclaim_state_current;
 
 /**
- * Threads in the reclaim state now.  The accounted free's fast path tests
- * this one global word (one RIP-relative load, no thread-local address to
- * form) and only when it is nonzero looks at its own thread's state
- * (slab/account.c): a thread's own increment is seen by its own frees.
- * A forked child counts its one thread again (slab/cache.c).  A thread
- * that exits inside a shrinker stays counted: every accounted free then
- * takes the slow path, which is correct, only slower.
+ * The accounted free's gate: MCG_PCPU_GATE_UNIT times the threads in the
+ * reclaim state now.  The accounted free's push (slab/cache_fast.h,
+ * mcg_rseq_stack_push_kept()) fails while it is nonzero - no test of its
+ * own on the fast path - and only then does the slow path look at its
+ * own thread's state (slab/account.c): a thread's own increment is seen
+ * by its own frees.  A forked child counts its one thread again
+ * (slab/cache.c).  A thread that exits inside a shrinker stays counted:
+ * every accounted free then takes the slow path, which is correct, only
+ * slower.
  */
-extern mcg_hidden unsigned mcg_threads_reclaiming_;
+extern mcg_hidden uint32_t mcg_reclaim_gate_;
 
 /** mcg_reclaim_state_set - enter (@rs) or leave (NULL) the reclaim state. */
 static inline void mcg_reclaim_state_set(struct mcg_reclaim_state *rs)
@@ -165,7 +168,8 @@ static inline void mcg_reclaim_state_set(struct mcg_reclaim_state *rs)
 	struct mcg_reclaim_state *prev = mcg_reclaim_state_current;
 	mcg_reclaim_state_current = rs;
 	if (!prev != !rs)
-		__atomic_fetch_add(&mcg_threads_reclaiming_, rs ? 1u : -1u, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&mcg_reclaim_gate_,
+		                   rs ? MCG_PCPU_GATE_UNIT : -MCG_PCPU_GATE_UNIT, __ATOMIC_RELAXED);
 }
 
 /** This thread's group as mcg_group_enter() set it (NULL: the root). */

@@ -72,6 +72,18 @@ void mcg_cache_free_charged_slow(struct mcg_cache *c, struct mcg_slab *s, void *
 		mcg_objcg_uncharge(mcg_objcg_from_id(id), c->charge_units);
 }
 
+mcg_noinline void mcg_cache_free_tagged_slow(struct mcg_cache *c, struct mcg_slab *s, void *slot,
+                                             int why)
+{
+	/* Full, stopped or locked mode - or the gate closed: a shrinker runs. */
+	if (why == MCG_PCPU_FAIL && MCG_READ_ONCE(mcg_reclaim_gate_)) {
+		void *obj = mcg_slot_obj((uintptr_t)slot);
+		mcg_cache_free_charged_slow(c, s, obj, mcg_slab_index(s, obj));
+		return;
+	}
+	mcg_cache_free_slow(c, slot, s, why);
+}
+
 void mcg_charges_give(struct mcg_charges *ch)
 {
 	for (unsigned k = 0; k < ch->n; k++)

@@ -198,7 +198,7 @@ static void fork_child(void)
 	fork_release();
 	mcg_percpu_after_fork_child();
 	/* Only this thread lives on: those that were reclaiming are gone. */
-	mcg_threads_reclaiming_ = mcg_reclaim_state_current ? 1 : 0;
+	mcg_reclaim_gate_ = mcg_reclaim_state_current ? MCG_PCPU_GATE_UNIT : 0;
 }
 
 static void slab_init_once(void)

@@ -14,13 +14,14 @@
  *        go on the array tagged, still charged, their slot carrying the id
  *        of their objcg (slab.h, slab/account.h) - a slot holding that
  *        already is kept, not stored again - except inside a
- *        shrinker, whose frees uncharge at once (reclaim progress): one
- *        global count of threads in a shrinker is the fast path's test.
+ *        shrinker, whose frees uncharge at once (reclaim progress): a
+ *        global gate, nonzero while any thread runs a shrinker, makes the
+ *        push fail.
  */
 #ifndef MCG_SLAB_CACHE_FAST_H
 #define MCG_SLAB_CACHE_FAST_H
 
-#include "group/group.h" /* mcg_threads_reclaiming_ */
+#include "group/group.h" /* mcg_reclaim_gate_ */
 #include "slab/slab.h"
 
 /* mcg_cache_free_slow()'s reasons beyond a push's result (MCG_PCPU_*):
@@ -79,20 +80,20 @@ static mcg_always_inline void mcg_cache_free_at(struct mcg_cache *c, struct mcg_
 		mcg_cache_push(c, s, obj);
 		return;
 	}
-	/* No shrinker running anywhere (its frees uncharge at once); locked
-	 * mode needs no test: the push fails to the slow path there. */
-	if (unlikely(!mcg_percpu_sections() || MCG_READ_ONCE(mcg_threads_reclaiming_))) {
+	if (unlikely(!mcg_percpu_sections())) { /* no sections (TSan) */
 		mcg_cache_free_charged_slow(c, s, obj, idx);
 		return;
 	}
 	/* Tagged, with the id its entry holds: the entry stays as it is.  The
 	 * push keeps a slot that holds this value already (the object was just
 	 * popped here): the next pop then does not wait on the entry's load
-	 * (docs/design.md, hot paths). */
+	 * (docs/design.md, hot paths).  It fails while any thread runs a
+	 * shrinker (the reclaim gate: a shrinker's frees uncharge at once),
+	 * and in locked mode. */
 	void *slot = (void *)mcg_slot_tagged(obj, v[idx]);
-	int r = mcg_rseq_stack_push_kept(s->pcpu, slot);
+	int r = mcg_rseq_stack_push_kept(s->pcpu, slot, &mcg_reclaim_gate_);
 	if (unlikely(r != MCG_PCPU_OK))
-		mcg_cache_free_slow(c, slot, s, r);
+		mcg_cache_free_tagged_slow(c, s, slot, r);
 }
 
 /* Free @obj, known to lie in slab @s of cache @c. */

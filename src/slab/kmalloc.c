@@ -167,7 +167,8 @@ static mcg_noinline void *kmalloc_objcg_small_slow(size_t size, struct mcg_objcg
 	return mcg_cache_alloc_objcg_slow(c, x, slot);
 }
 
-void *mcg_kmalloc_objcg(size_t size, struct mcg_objcg *x)
+/* mcg_kmalloc_objcg(), inline in the public call too (no jump between them). */
+static mcg_always_inline void *kmalloc_objcg(size_t size, struct mcg_objcg *x)
 {
 	if (likely(size <= KMALLOC_SMALL_MAX)) {
 		/* mcg_cache_alloc_objcg(), its slow path given the size */
@@ -182,9 +183,20 @@ void *mcg_kmalloc_objcg(size_t size, struct mcg_objcg *x)
 	return mcg_cache_alloc_objcg(c, x);
 }
 
+void *mcg_kmalloc_objcg(size_t size, struct mcg_objcg *x) { return kmalloc_objcg(size, x); }
+
+/* mcg_malloc_account() for the current group (out of line: it may call
+ * mcg_group_root(), which would give the inline path a stack frame). */
+static mcg_noinline void *kmalloc_current(size_t size)
+{
+	return mcg_kmalloc_objcg(size, mcg_objcg_of(NULL, MCG_OBJCG_SLAB_UNRECLAIMABLE));
+}
+
 mcg_public void *mcg_malloc_account(size_t size, mcg_group_t *g)
 {
-	return mcg_kmalloc_objcg(size, mcg_objcg_of(g, MCG_OBJCG_SLAB_UNRECLAIMABLE));
+	if (unlikely(!g))
+		return kmalloc_current(size);
+	return kmalloc_objcg(size, mcg_objcg_of(g, MCG_OBJCG_SLAB_UNRECLAIMABLE));
 }
 
 struct mcg_objcg *mcg_kmalloc_objcg_of(const void *p)

@@ -220,6 +220,9 @@ __attribute__((returns_nonnull)) void *mcg_cache_alloc_uncharge(struct mcg_cache
  *  shrinker uncharge it now; else (another thread's shrinker running, a
  *  TSan build) push it tagged, as the fast path does. */
 void mcg_cache_free_charged_slow(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx);
+/** The accounted free's push of tagged @slot (an object of @s) failed with
+ *  @why: a shrinker running (the reclaim gate), else as mcg_cache_free_slow(). */
+void mcg_cache_free_tagged_slow(struct mcg_cache *c, struct mcg_slab *s, void *slot, int why);
 /**
  * Charges taken from objects' vector entries under a lock, per objcg, to
  * be given back after it: one give per objcg.  mcg_node_put() gathers

@@ -319,7 +319,7 @@ static unsigned long shrink_scan(mcg_shrinker_t *s, mcg_shrink_control_t *sc)
 {
 	(void)s;
 	unsigned long freed = 0;
-	shrink_reclaiming = mcg_threads_reclaiming_; /* the free fast path's test */
+	shrink_reclaiming = mcg_reclaim_gate_; /* the free fast path's gate */
 	while (shrink_live > 0 && freed < sc->nr_to_scan) {
 		mcg_cache_free(shrink_cache, shrink_objs[--shrink_live]);
 		freed++;
@@ -343,11 +343,11 @@ static void test_shrinker_frees_uncharge_at_once(void)
 	REQUIRE(mcg_shrinker_create(&ops, &s) == 0 && mcg_shrinker_register(s) == 0);
 	long before = current_bytes(c);
 	mcg_reclaim_result_t res;
-	CHECK_EQ(mcg_threads_reclaiming_, 0);
+	CHECK_EQ(mcg_reclaim_gate_, 0);
 	mcg_reclaim_ex(NULL, 32, MCG_RECLAIM_PROACTIVE, &res);
 	CHECK_EQ(shrink_live, 0);
-	CHECK_EQ(shrink_reclaiming, 1); /* this thread, counted while it shrank */
-	CHECK_EQ(mcg_threads_reclaiming_, 0);
+	CHECK_EQ(shrink_reclaiming, MCG_PCPU_GATE_UNIT); /* this thread, counted while it shrank */
+	CHECK_EQ(mcg_reclaim_gate_, 0);
 	/* 16 x 1026 B: 4 pages, less what the objcg keeps as a partial page */
 	CHECK(res.reclaimed >= 3);
 	CHECK(current_bytes(c) <= before - 3 * PAGE);
