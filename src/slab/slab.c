@@ -267,6 +267,93 @@ static mcg_noinline bool charge_run_switch(struct mcg_charges *ch, uint16_t clos
 	return mcg_charges_add(ch, id, 0);
 }
 
+/* Clear bit @idx % 64 of *@w; return whether it was set (one btr on x86-64). */
+static mcg_always_inline bool bit_test_clear(uint64_t *w, uint64_t idx)
+{
+#if defined(__x86_64__)
+	bool was_set;
+	__asm__("btrq %2, %0" : "+r"(*w), "=@ccc"(was_set) : "r"(idx) : "cc");
+	return was_set;
+#else
+	uint64_t bit = 1ull << (idx & 63);
+	bool was_set = *w & bit;
+	*w &= ~bit;
+	return was_set;
+#endif
+}
+
+/*
+ * slab_free_one() unrolled for the common case, slab lock held: the whole
+ * flush cost of an object is its bit, and, with @tagged (the slab has a
+ * vector @v), the store that clears its entry if its slot says it is
+ * charged.  Its memory is not touched.  The bitmap word of the last object
+ * stays in a register until the objects move to another word: a flush's
+ * objects are mostly neighbours, and clearing their bits in memory one by
+ * one is a chain of stores and loads of one word.  Everything the loop
+ * needs is in locals (the stores could alias the cache's fields), and the
+ * rare cases (another word, a double free, another objcg) are out of the
+ * straight line.  Without @tagged no slot is tagged: a slab gets its vector
+ * before any of its objects is pushed tagged and keeps it.  Return how many
+ * of @objs[0, @k) were consumed, *@freed how many of those were freed.
+ */
+static mcg_always_inline unsigned free_run_fast(struct mcg_cache *c, struct mcg_slab *s,
+                                                void *const *objs, unsigned k,
+                                                struct mcg_charges *ch, uint16_t *v, bool tagged,
+                                                unsigned *freed)
+{
+	const uint64_t span = (uint64_t)s->units << MCG_UNIT_SHIFT, recip = c->recip;
+	const uintptr_t base = (uintptr_t)s->base;
+	uint64_t *const bitmap = s->bitmap;
+	uint64_t wi = UINT64_MAX, wv = 0, hint = s->hint;
+	uint32_t run_id = 0, run_n = 0; /* the run: its objcg, its objects */
+	unsigned skipped = 0;
+	void *const *p = objs, *const *end = objs + k;
+	for (; p < end; p++) {
+		uintptr_t slot = (uintptr_t)*p;
+		uint64_t off = (tagged ? (uintptr_t)mcg_slot_obj(slot) : slot) - base;
+		if (off >= span)
+			break;
+		uint64_t idx = (off * recip) >> MCG_RECIP_SHIFT;
+		if (unlikely(idx >> 6 != wi)) {
+			if (wi != UINT64_MAX)
+				bitmap[wi] = wv;
+			wi = idx >> 6;
+			wv = bitmap[wi];
+			hint = MCG_MIN(hint, wi);
+		}
+		if (unlikely(!bit_test_clear(&wv, idx))) {
+			mcg_report(MCG_REPORT_DOUBLE_FREE, c, mcg_slot_obj(slot));
+			skipped++;
+			continue;
+		}
+		if (!tagged)
+			continue;
+		uint16_t id = mcg_slot_id(slot); /* untagged: 0 */
+		if (!id)
+			continue;
+		if (unlikely(id != run_id)) {
+			bool room = charge_run_switch(ch, (uint16_t)run_id,
+			                              (uint64_t)run_n * c->charge_units, id);
+			run_n = 0;
+			run_id = room ? id : 0;
+			if (!room) {
+				wv |= 1ull << (idx & 63); /* not consumed after all */
+				break;
+			}
+		}
+		run_n++;
+		v[idx] = 0;
+	}
+	if (wi != UINT64_MAX)
+		bitmap[wi] = wv;
+	if (run_id)
+		mcg_charges_add(ch, (uint16_t)run_id, (uint64_t)run_n * c->charge_units);
+	s->hint = (uint32_t)hint;
+	unsigned consumed = (unsigned)(p - objs);
+	*freed = consumed - skipped;
+	return consumed;
+}
+
 /* Free the leading objects of @objs[0, @k) (tagged or not) that lie in slab
  * @s (at least the first), their charges into @ch.  Return: how many were
  * consumed (fewer when @ch filled up). */
@@ -275,66 +362,12 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 {
 	size_t span = (size_t)s->units << MCG_UNIT_SHIFT;
 	unsigned freed = 0, i = 0;
-	uint16_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE); /* tagged: not NULL */
+	uint16_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
 	mcg_spin_lock(&s->lock);
 	bool was_full = s->inuse == s->nobjs;
 	if (likely(!c->debug)) {
-		/* slab_free_one() unrolled for the common case: the whole flush
-		 * cost of an object is its bit, and the store that clears its
-		 * entry if it is charged (its slot says by whom); its memory is
-		 * not touched.  The cache's fields in locals: the
-		 * stores below could alias them. */
-		const uint64_t recip = c->recip;
-		const uint32_t units = c->charge_units;
-		char *const base = s->base;
-		uint64_t *const bitmap = s->bitmap;
-		uint32_t run_id = 0, run_n = 0; /* the run: its objcg, its objects */
-		uint64_t hint = s->hint;
-		/* The bitmap word of the last object, in a register until the
-		 * objects move to another word: a flush's objects are mostly
-		 * neighbours, and clearing their bits in memory one by one is a
-		 * chain of stores and loads of one word. */
-		uint64_t wi = UINT64_MAX, wv = 0;
-		for (; i < k; i++) {
-			uintptr_t slot = (uintptr_t)objs[i];
-			char *obj = mcg_slot_obj(slot);
-			uint64_t off = (uint64_t)(obj - base);
-			if (off >= span)
-				break;
-			uint64_t idx = (off * recip) >> MCG_RECIP_SHIFT;
-			uint64_t bit = 1ull << (idx & 63);
-			if (idx >> 6 != wi) {
-				if (wi != UINT64_MAX)
-					bitmap[wi] = wv;
-				wi = idx >> 6;
-				wv = bitmap[wi];
-				hint = MCG_MIN(hint, wi);
-			}
-			if (unlikely(!(wv & bit))) {
-				mcg_report(MCG_REPORT_DOUBLE_FREE, c, obj);
-				continue;
-			}
-			uint16_t id = mcg_slot_id(slot); /* untagged: 0 */
-			if (id) {
-				if (unlikely(id != run_id)) {
-					bool room = charge_run_switch(ch, (uint16_t)run_id,
-					                              (uint64_t)run_n * units, id);
-					run_n = 0;
-					run_id = room ? id : 0;
-					if (!room)
-						break;
-				}
-				run_n++;
-				v[idx] = 0;
-			}
-			wv &= ~bit;
-			freed++;
-		}
-		if (wi != UINT64_MAX)
-			bitmap[wi] = wv;
-		if (run_id)
-			mcg_charges_add(ch, (uint16_t)run_id, (uint64_t)run_n * units);
-		s->hint = (uint32_t)hint;
+		i = v ? free_run_fast(c, s, objs, k, ch, v, true, &freed)
+		      : free_run_fast(c, s, objs, k, ch, NULL, false, &freed);
 		s->inuse -= freed;
 	} else {
 		for (; i < k; i++) {
