@@ -12,8 +12,7 @@
  *
  *   pop  : if cur > lo  { obj = slots[cur-1]; commit cur-1 }
  *   push : if cur < hi  { slots[cur] = obj;   commit cur+1 }
- *   push_kept: push, the store left out when slots[cur] == obj already,
- *              and failing while a gate word is closed
+ *   push_gated: push, failing while a gate word is closed
  *
  * Stopping a CPU's stack (remote drain, reap): under its lock set lo to
  * MCG_PCPU_STOPPED and hi to 0 so every operation fails to the slow path,
@@ -159,7 +158,11 @@ empty:
 	: "rax", "rcx", "rdx", "memory", "cc"                                                      \
 	: abort, full, dfree
 
-/* mcg_rseq_stack_push() (@gate NULL) and mcg_rseq_stack_push_kept(). */
+/* A closed gate of mcg_rseq_stack_push_gated() is a multiple of this,
+ * below 2^31: more than any capacity, so hi minus it is negative. */
+#define MCG_PCPU_GATE_UNIT (1u << 20)
+
+/* mcg_rseq_stack_push() (@gate NULL) and mcg_rseq_stack_push_gated(). */
 static mcg_always_inline int mcg_rseq_stack_push_(struct mcg_pcpu_stack *base, void *obj,
                                                   const uint32_t *gate)
 {
@@ -169,11 +172,8 @@ retry:
 		        MCG_RSEQ_PUSH_HI
 		        "subl %[gate], %%edx\n\t"            /* hi - a closed gate: negative */
 		        MCG_RSEQ_PUSH_CUR "jge %l[full]\n\t" /* signed */
-		        MCG_RSEQ_PUSH_TOP
-		        "cmpq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] == obj: */
-		        "je 5f\n\t"                        /* no store */
-		        "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
-		        "5:\n\t" MCG_RSEQ_PUSH_COMMIT MCG_RSEQ_PUSH_OPERANDS(, [gate] "m"(*gate)));
+		        MCG_RSEQ_PUSH_TOP "movq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur] = obj */
+		        MCG_RSEQ_PUSH_COMMIT MCG_RSEQ_PUSH_OPERANDS(, [gate] "m"(*gate)));
 	else
 		__asm__ __volatile__ goto(MCG_RSEQ_PUSH_HI MCG_RSEQ_PUSH_CUR
 		                          "jae %l[full]\n\t" MCG_RSEQ_PUSH_TOP
@@ -198,28 +198,15 @@ static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *base, void *obj)
 	return mcg_rseq_stack_push_(base, obj, NULL);
 }
 
-/* A closed gate of mcg_rseq_stack_push_kept() is a multiple of this, below
- * 2^31: more than any capacity, so hi minus it is negative. */
-#define MCG_PCPU_GATE_UNIT (1u << 20)
-
 /*
- * mcg_rseq_stack_push() that does not store the slot when it holds @obj
- * already (a pop leaves its slot as it was, so an object freed where it
- * was just popped finds itself there).  With no store the next pop's load
- * of that slot does not wait for @obj: when @obj is computed from loads
- * (the slab layer's tagged slots) that is what keeps a pop and a push of
- * the same object from being one chain of dependent loads.  The kept path
- * is the taken branch: a section ends at its commit, so the store cannot
- * be laid out of line.
- *
- * It also fails, as if full, while *@gate is nonzero (a multiple of
- * MCG_PCPU_GATE_UNIT): the section subtracts the gate from hi and compares
- * signed, one instruction where a test and a branch before the section
- * would be two - the slab layer closes the gate of accounted frees while
- * a shrinker runs (cache_fast.h).
+ * mcg_rseq_stack_push() that also fails, as if full, while *@gate is
+ * nonzero (a multiple of MCG_PCPU_GATE_UNIT): the section subtracts the
+ * gate from hi and compares signed, one instruction where a test and a
+ * branch before the section would be two - the slab layer closes the gate
+ * of accounted frees while a shrinker runs (cache_fast.h).
  */
-static inline int mcg_rseq_stack_push_kept(struct mcg_pcpu_stack *base, void *obj,
-                                           const uint32_t *gate)
+static inline int mcg_rseq_stack_push_gated(struct mcg_pcpu_stack *base, void *obj,
+                                            const uint32_t *gate)
 {
 	return mcg_rseq_stack_push_(base, obj, gate);
 }
@@ -304,7 +291,7 @@ empty:
 static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *b) { return NULL; }
 static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *b, void *o) { return MCG_PCPU_FAIL; }
 #define MCG_PCPU_GATE_UNIT (1u << 20)
-static inline int mcg_rseq_stack_push_kept(struct mcg_pcpu_stack *b, void *o, const uint32_t *g)
+static inline int mcg_rseq_stack_push_gated(struct mcg_pcpu_stack *b, void *o, const uint32_t *g)
 {
 	return MCG_PCPU_FAIL;
 }

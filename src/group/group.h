@@ -152,7 +152,7 @@ extern mcg_tls struct mcg_reclaim_state *mcg_reclaim_state_current;
 /**
  * The accounted free's gate: MCG_PCPU_GATE_UNIT times the threads in the
  * reclaim state now.  The accounted free's push (slab/cache_fast.h,
- * mcg_rseq_stack_push_kept()) fails while it is nonzero - no test of its
+ * mcg_rseq_stack_push_gated()) fails while it is nonzero - no test of its
  * own on the fast path - and only then does the slow path look at its
  * own thread's state (slab/account.c): a thread's own increment is seen
  * by its own frees.  A forked child counts its one thread again

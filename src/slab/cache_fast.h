@@ -12,8 +12,7 @@
  *        to the slow path, which flushes a batch back to the slabs.  A slab
  *        that ever held an accounted object has an objcg vector: its objects
  *        go on the array tagged, still charged, their slot carrying the id
- *        of their objcg (slab.h, slab/account.h) - a slot holding that
- *        already is kept, not stored again - except inside a
+ *        of their objcg (slab.h, slab/account.h) - except inside a
  *        shrinker, whose frees uncharge at once (reclaim progress): a
  *        global gate, nonzero while any thread runs a shrinker, makes the
  *        push fail.
@@ -85,13 +84,10 @@ static mcg_always_inline void mcg_cache_free_at(struct mcg_cache *c, struct mcg_
 		return;
 	}
 	/* Tagged, with the id its entry holds: the entry stays as it is.  The
-	 * push keeps a slot that holds this value already (the object was just
-	 * popped here): the next pop then does not wait on the entry's load
-	 * (docs/design.md, hot paths).  It fails while any thread runs a
-	 * shrinker (the reclaim gate: a shrinker's frees uncharge at once),
-	 * and in locked mode. */
+	 * push fails while any thread runs a shrinker (the reclaim gate: a
+	 * shrinker's frees uncharge at once), and in locked mode. */
 	void *slot = (void *)mcg_slot_tagged(obj, v[idx]);
-	int r = mcg_rseq_stack_push_kept(s->pcpu, slot, &mcg_reclaim_gate_);
+	int r = mcg_rseq_stack_push_gated(s->pcpu, slot, &mcg_reclaim_gate_);
 	if (unlikely(r != MCG_PCPU_OK))
 		mcg_cache_free_tagged_slow(c, s, slot, r);
 }

@@ -2,13 +2,11 @@
 /*
  * test_pcpu_stack.c - the per-CPU stacks' rseq sections (base/pcpu_stack.h):
  * push and pop, full and empty, the double-free test on the top slot (an
- * empty stack compares with its NULL slot below), the push that keeps a
- * slot already holding its object and fails while its gate is closed,
- * stop and start.  Pinned
- * to CPU 0.  Then again with MCG_RSEQ=0: the fast paths run the sections
- * in locked mode too, without testing the mode, so there every section
- * must fail and leave the stack alone while the locked path works (the
- * locked twins also run in every other test in locked mode).
+ * empty stack compares with its NULL slot below), the push that fails
+ * while its gate is closed, stop and start.  Pinned to CPU 0.  Then again with MCG_RSEQ=0: the fast
+ * paths run the sections in locked mode too, without testing the mode, so there every section must
+ * fail and leave the stack alone while the locked path works (the locked twins also run in every
+ * other test in locked mode).
  */
 #include <stdlib.h>
 #include <sched.h>
@@ -21,7 +19,7 @@ enum { CAP = 4 };
 
 static struct mcg_pcpu_stack *base;
 static void **slot_mem;
-static uint32_t gate; /* mcg_rseq_stack_push_kept()'s: open (0) but in test_gate */
+static uint32_t gate; /* mcg_rseq_stack_push_gated()'s: open (0) but in test_gate */
 
 static void pin_cpu0(void)
 {
@@ -49,23 +47,21 @@ static void test_push_pop(void)
 	CHECK_EQ(base->cur, 0);
 }
 
-/* mcg_rseq_stack_push_kept(): the same results as a push; a slot that
- * holds the object already is kept, any other is stored. */
-static void test_push_kept(void)
+/* mcg_rseq_stack_push_gated() with its gate open: the same results as a
+ * push (the gate is subtracted from hi and compared signed: full and
+ * stopped still fail). */
+static void test_push_gated(void)
 {
 	int a, b, c;
-	CHECK_EQ(mcg_rseq_stack_push_kept(base, &a, &gate), MCG_PCPU_OK);
-	CHECK_EQ(mcg_rseq_stack_push_kept(base, &a, &gate), MCG_PCPU_DOUBLE); /* the top again */
-	CHECK_EQ(mcg_rseq_stack_push_kept(base, &b, &gate), MCG_PCPU_OK);
-	CHECK(mcg_rseq_stack_pop(base) == &b); /* slots[1] still holds &b */
-	CHECK_EQ(mcg_rseq_stack_push_kept(base, &b, &gate), MCG_PCPU_OK); /* kept */
-	CHECK(base->slots[1] == &b);
+	CHECK_EQ(mcg_rseq_stack_push_gated(base, &a, &gate), MCG_PCPU_OK);
+	CHECK_EQ(mcg_rseq_stack_push_gated(base, &a, &gate), MCG_PCPU_DOUBLE); /* the top again */
+	CHECK_EQ(mcg_rseq_stack_push_gated(base, &b, &gate), MCG_PCPU_OK);
 	CHECK(mcg_rseq_stack_pop(base) == &b);
-	CHECK_EQ(mcg_rseq_stack_push_kept(base, &c, &gate), MCG_PCPU_OK); /* stored over &b */
+	CHECK_EQ(mcg_rseq_stack_push_gated(base, &c, &gate), MCG_PCPU_OK);
 	CHECK(base->slots[1] == &c);
-	CHECK_EQ(mcg_rseq_stack_push_kept(base, &b, &gate), MCG_PCPU_OK);
-	CHECK_EQ(mcg_rseq_stack_push_kept(base, &a, &gate), MCG_PCPU_OK);
-	CHECK_EQ(mcg_rseq_stack_push_kept(base, &b, &gate), MCG_PCPU_FAIL); /* full */
+	CHECK_EQ(mcg_rseq_stack_push_gated(base, &b, &gate), MCG_PCPU_OK);
+	CHECK_EQ(mcg_rseq_stack_push_gated(base, &a, &gate), MCG_PCPU_OK);
+	CHECK_EQ(mcg_rseq_stack_push_gated(base, &b, &gate), MCG_PCPU_FAIL); /* full */
 	CHECK(mcg_rseq_stack_pop(base) == &a);
 	CHECK(mcg_rseq_stack_pop(base) == &b);
 	CHECK(mcg_rseq_stack_pop(base) == &c);
@@ -73,14 +69,13 @@ static void test_push_kept(void)
 	CHECK(mcg_rseq_stack_pop(base) == NULL);
 	mcg_lock(&base->lock);
 	mcg_pcpu_stack_stop(base);
-	CHECK_EQ(mcg_rseq_stack_push_kept(base, &a, &gate),
-	         MCG_PCPU_FAIL); /* stopped, slot or not */
+	CHECK_EQ(mcg_rseq_stack_push_gated(base, &a, &gate), MCG_PCPU_FAIL); /* stopped */
 	mcg_pcpu_stack_start(base, CAP);
 	mcg_unlock(&base->lock);
 	CHECK_EQ(base->cur, 0);
 }
 
-/* A closed gate (any multiple of MCG_PCPU_GATE_UNIT) fails the kept push
+/* A closed gate (any multiple of MCG_PCPU_GATE_UNIT) fails the gated push
  * as if full, empty stack or not, and changes nothing; open, it pushes. */
 static void test_gate(void)
 {
@@ -89,15 +84,15 @@ static void test_gate(void)
 	                           2047 * MCG_PCPU_GATE_UNIT};
 	for (unsigned i = 0; i < sizeof(closed) / sizeof(closed[0]); i++) {
 		gate = closed[i];
-		CHECK_EQ(mcg_rseq_stack_push_kept(base, &a, &gate), MCG_PCPU_FAIL);
+		CHECK_EQ(mcg_rseq_stack_push_gated(base, &a, &gate), MCG_PCPU_FAIL);
 		CHECK_EQ(base->cur, 0);
 		CHECK_EQ(mcg_rseq_stack_push(base, &a), MCG_PCPU_OK); /* the plain push has none */
-		CHECK_EQ(mcg_rseq_stack_push_kept(base, &b, &gate), MCG_PCPU_FAIL);
+		CHECK_EQ(mcg_rseq_stack_push_gated(base, &b, &gate), MCG_PCPU_FAIL);
 		CHECK_EQ(base->cur, 1);
 		CHECK(mcg_rseq_stack_pop(base) == &a);
 	}
 	gate = 0;
-	CHECK_EQ(mcg_rseq_stack_push_kept(base, &a, &gate), MCG_PCPU_OK);
+	CHECK_EQ(mcg_rseq_stack_push_gated(base, &a, &gate), MCG_PCPU_OK);
 	CHECK(mcg_rseq_stack_pop(base) == &a);
 	CHECK_EQ(base->cur, 0);
 }
@@ -124,7 +119,7 @@ static void test_locked_sections_fail(void)
 	int a, b;
 	CHECK(mcg_rseq_stack_pop(base) == NULL);
 	CHECK_EQ(mcg_rseq_stack_push(base, &a), MCG_PCPU_FAIL);
-	CHECK_EQ(mcg_rseq_stack_push_kept(base, &a, &gate), MCG_PCPU_FAIL);
+	CHECK_EQ(mcg_rseq_stack_push_gated(base, &a, &gate), MCG_PCPU_FAIL);
 	CHECK_EQ(base->cur, 0);
 	CHECK_EQ(mcg_locked_stack_push(base, &a), MCG_PCPU_OK);
 	CHECK_EQ(mcg_locked_stack_push(base, &a), MCG_PCPU_DOUBLE);
@@ -175,7 +170,7 @@ int main(int argc, char **argv)
 		return test_done();
 	}
 	RUN(test_push_pop);
-	RUN(test_push_kept);
+	RUN(test_push_gated);
 	RUN(test_gate);
 	RUN(test_stopped);
 	int rc = test_done();
