@@ -215,21 +215,23 @@ static uint64_t *stock_word_of(const struct mcg_objcg *x, unsigned cpu)
 }
 
 /*
- * x's word here is full (it held @count when looked at): take its whole
- * pages out and give them back, then put @units in.  The word stays
- * installed with its reference: no objcg get and put, whose count the CPUs
- * giving back into x would all share.  False if that leaves no room, or
- * the word changed meanwhile (nothing done).
+ * x's word here is full (it held @count when looked at), or @units are more
+ * than it holds: give back the whole pages of both together and leave the
+ * word the rest, less than a page (the kernel's obj stock keeps no more:
+ * refill_obj_stock()), so that the next gives fit again - trimming only
+ * the word's pages left it nearly full, and every flush of 64 objects of
+ * 512 B trimmed.  One operation on the word, which stays installed with its
+ * reference: no objcg get and put, whose count the CPUs giving back into x
+ * would all share.  False if the word changed meanwhile (nothing done).
  */
 static bool stock_trim(struct mcg_objcg *x, uint64_t count, uint64_t units)
 {
-	uint64_t take = count / UNITS_PER_PAGE * UNITS_PER_PAGE;
-	if (!take || count - take + units > MCG_OBJCG_STOCK_UNITS ||
-	    mcg_objcg_consume(x, take) != MCG_PCPU_OK)
+	uint64_t keep = (count + units) % UNITS_PER_PAGE;
+	int r = keep <= count ? mcg_objcg_consume(x, count - keep)
+	                      : mcg_objcg_refill(x, keep - count);
+	if (r != MCG_PCPU_OK) /* another CPU's word now, or a drain took it */
 		return false;
-	if (mcg_objcg_refill(x, units) != MCG_PCPU_OK) /* raced with a drain, or moved CPU */
-		take += units;
-	units_back(x, take, false);
+	units_back(x, count + units - keep, false);
 	return true;
 }
 
