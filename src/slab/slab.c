@@ -255,16 +255,20 @@ static bool charge_take(uint16_t *v, long idx, uint16_t id, uint64_t units, stru
 	return true;
 }
 
-/* The fast loop's run of objects charged to one objcg ends: its @units
- * go to @closing (0: none; its entry was reserved when the run began), and
- * a run for objcg @id begins - false if @ch has no room for it.  Out of
- * line, with values only: the loop keeps its run in registers. */
+/* The fast loop's run of objects charged to one objcg ends and a run for
+ * objcg @id (0: none) begins: false, nothing done, if @ch has no room for
+ * @id; else the closing run's @units go to @closing (0: none; its entry
+ * was reserved when the run began).  Out of line, with values only: the
+ * loop keeps its run in registers. */
 static mcg_noinline bool charge_run_switch(struct mcg_charges *ch, uint16_t closing, uint64_t units,
                                            uint16_t id)
 {
-	if (closing)
-		mcg_charges_add(ch, closing, units);
-	return mcg_charges_add(ch, id, 0);
+	if (!id || mcg_charges_add(ch, id, 0)) { /* a run of uncharged objects needs none */
+		if (closing)
+			mcg_charges_add(ch, closing, units);
+		return true;
+	}
+	return false;
 }
 
 /* Clear bit @idx % 64 of *@w; return whether it was set (one btr on x86-64). */
@@ -285,16 +289,25 @@ static mcg_always_inline bool bit_test_clear(uint64_t *w, uint64_t idx)
 /*
  * slab_free_one() unrolled for the common case, slab lock held: the whole
  * flush cost of an object is its bit, and, with @tagged (the slab has a
- * vector @v), the store that clears its entry if its slot says it is
- * charged.  Its memory is not touched.  The bitmap word of the last object
- * stays in a register until the objects move to another word: a flush's
- * objects are mostly neighbours, and clearing their bits in memory one by
- * one is a chain of stores and loads of one word.  Everything the loop
- * needs is in locals (the stores could alias the cache's fields), and the
- * rare cases (another word, a double free, another objcg) are out of the
- * straight line.  Without @tagged no slot is tagged: a slab gets its vector
- * before any of its objects is pushed tagged and keeps it.  Return how many
- * of @objs[0, @k) were consumed, *@freed how many of those were freed.
+ * vector @v), the store that clears its entry.  Its memory is not touched.
+ * The bitmap word of the last object stays in a register until the objects
+ * move to another word: a flush's objects are mostly neighbours, and
+ * clearing their bits in memory one by one is a chain of stores and loads
+ * of one word.  Everything the loop needs is in locals (the stores could
+ * alias the cache's fields), and the rare cases (another word, a double
+ * free, another objcg) are out of the straight line.
+ *
+ * Without @tagged no slot is tagged (a slab gets its vector before any of
+ * its objects is pushed tagged, and keeps it): an object's offset is its
+ * slot minus the slab's base.  With it, the objects come in runs of one
+ * objcg id (0: charged to none), and run_base is the base plus the run's
+ * id where a slot has it (bits 48 and up): the slot, its tag bit cleared,
+ * minus run_base is the object's offset - one subtraction, as without
+ * tags - and a slot of another id lands far out of range, like an object
+ * of another slab; the rare path tells the two apart and starts a run.
+ *
+ * Return how many of @objs[0, @k) were consumed, *@freed how many of those
+ * were freed.
  */
 static mcg_always_inline unsigned free_run_fast(struct mcg_cache *c, struct mcg_slab *s,
                                                 void *const *objs, unsigned k,
@@ -305,14 +318,26 @@ static mcg_always_inline unsigned free_run_fast(struct mcg_cache *c, struct mcg_
 	const uintptr_t base = (uintptr_t)s->base;
 	uint64_t *const bitmap = s->bitmap;
 	uint64_t wi = UINT64_MAX, wv = 0, hint = s->hint;
-	uint32_t run_id = 0, run_n = 0; /* the run: its objcg, its objects */
+	uintptr_t run_base = base; /* the run: id 0 to start with, */
+	uint32_t run_n = 0;        /* its objects freed, */
+	uint16_t run_id = 0;       /* its id (held apart: the rare path's) */
 	unsigned skipped = 0;
 	void *const *p = objs, *const *end = objs + k;
 	for (; p < end; p++) {
 		uintptr_t slot = (uintptr_t)*p;
-		uint64_t off = (tagged ? (uintptr_t)mcg_slot_obj(slot) : slot) - base;
-		if (off >= span)
-			break;
+		uint64_t off = (tagged ? slot & ~(uintptr_t)MCG_SLOT_CHARGED : slot) - run_base;
+		if (unlikely(off >= span)) {
+			if (!tagged || (uintptr_t)mcg_slot_obj(slot) - base >= span)
+				break; /* another slab */
+			/* Another id: the run so far to @ch, and a new one. */
+			uint16_t id = mcg_slot_id(slot);
+			if (!charge_run_switch(ch, run_id, (uint64_t)run_n * c->charge_units, id))
+				break; /* no room for its objcg: not consumed */
+			run_base = base + ((uintptr_t)id << MCG_SLOT_ID_SHIFT);
+			run_id = id;
+			run_n = 0;
+			off = (slot & ~(uintptr_t)MCG_SLOT_CHARGED) - run_base;
+		}
 		uint64_t idx = (off * recip) >> MCG_RECIP_SHIFT;
 		if (unlikely(idx >> 6 != wi)) {
 			if (wi != UINT64_MAX)
@@ -326,28 +351,15 @@ static mcg_always_inline unsigned free_run_fast(struct mcg_cache *c, struct mcg_
 			skipped++;
 			continue;
 		}
-		if (!tagged)
-			continue;
-		uint16_t id = mcg_slot_id(slot); /* untagged: 0 */
-		if (!id)
-			continue;
-		if (unlikely(id != run_id)) {
-			bool room = charge_run_switch(ch, (uint16_t)run_id,
-			                              (uint64_t)run_n * c->charge_units, id);
-			run_n = 0;
-			run_id = room ? id : 0;
-			if (!room) {
-				wv |= 1ull << (idx & 63); /* not consumed after all */
-				break;
-			}
+		if (tagged) {
+			run_n++;
+			v[idx] = 0; /* an uncharged object's entry is 0 already */
 		}
-		run_n++;
-		v[idx] = 0;
 	}
 	if (wi != UINT64_MAX)
 		bitmap[wi] = wv;
 	if (run_id)
-		mcg_charges_add(ch, (uint16_t)run_id, (uint64_t)run_n * c->charge_units);
+		mcg_charges_add(ch, run_id, (uint64_t)run_n * c->charge_units);
 	s->hint = (uint32_t)hint;
 	unsigned consumed = (unsigned)(p - objs);
 	*freed = consumed - skipped;

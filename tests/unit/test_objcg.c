@@ -650,6 +650,55 @@ static void test_bad_arguments_and_double_free(void)
 }
 
 /*
+ * A flush whose objects switch between runs at every step: plain objects
+ * of a slab with a vector, objects of two groups, objects whose charge a
+ * drain already took (tagged, id 0), and one freed twice, apart, so that
+ * the flush finds its bit clear: each charge comes back once, the double
+ * free is reported once, and the slabs hold no object at the end.
+ */
+static void test_flush_mixed_runs(void)
+{
+	enum { M = 600 };
+	cpu_set_t old;
+	pin_here(&old); /* one CPU array: every free lands in its flushes */
+	mcg_cache_t *k = mcg_cache_create("acct-mixed", 64, 0, 0, NULL);
+	REQUIRE(k);
+	mcg_group_t *g[2];
+	groups_create(g, 2, "mixed");
+	static void *o[M];
+	for (int i = 0; i < M; i++) /* plain, g0, g1, g0, plain, ... */
+		REQUIRE(o[i] = i % 4 ? mcg_cache_alloc_account(k, g[i % 4 == 2])
+		                     : mcg_cache_alloc(k));
+	mcg_group_drain_stocks();
+	CHECK_EQ(read_key(g[0], "memory.stat", "slab"),
+	         M / 2 * (long)(64 + sizeof(mcg_objcg_id_t)));
+	CHECK_EQ(read_key(g[1], "memory.stat", "slab"),
+	         M / 4 * (long)(64 + sizeof(mcg_objcg_id_t)));
+	for (int i = 0; i < M / 3; i++)
+		mcg_cache_free(k, o[i]);
+	mcg_group_drain_stocks(); /* the array's charges taken: those slots read id 0 */
+	mcg_report_fn prev = mcg_set_report_handler(count_report);
+	reports = 0;
+	mcg_cache_free(k, o[M / 3 + 1]); /* a g0 object, */
+	mcg_cache_free(k, o[M / 3]);
+	mcg_cache_free(k, o[M / 3 + 1]); /* freed again, not the top: the flush finds it */
+	for (int i = M / 3 + 2; i < M; i++)
+		mcg_cache_free(k, o[i]);
+	CHECK(mcg_cache_shrink(k) >= 0); /* every array flushed */
+	CHECK_EQ(reports, 1);
+	mcg_set_report_handler(prev);
+	mcg_group_drain_stocks();
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ(current_bytes(g[i]), 0);
+		CHECK_EQ(read_key(g[i], "memory.stat", "slab"), 0);
+		CHECK_EQ(mcg_group_remove(g[i]), 0);
+		mcg_group_put(g[i]);
+	}
+	CHECK_EQ(mcg_cache_destroy(k), 0); /* no object left out */
+	unpin_root_at_rest(&old);
+}
+
+/*
  * Objects whose charge exceeds what a byte stock word counts (a 256 KiB
  * object is 131073 units of 2 B; a flush gives back runs of many 16 KiB
  * ones): they must bypass the words, never wrap in them.  Exact in use and
@@ -812,6 +861,7 @@ int main(int argc, char **argv)
 	RUN(test_max_fails_cleanly);
 	RUN(test_free_elsewhere);
 	RUN(test_bad_arguments_and_double_free);
+	RUN(test_flush_mixed_runs);
 	RUN(test_huge_objects_charge_exactly);
 	RUN(test_churn_strands_no_charge);
 	RUN(test_ids_run_out);
