@@ -69,6 +69,10 @@ static inline struct mcg_pcpu_stack *mcg_pcpu_stack_of(struct mcg_pcpu_stack *ba
 	return (struct mcg_pcpu_stack *)((char *)base + ((size_t)cpu << MCG_PCPU_SHIFT));
 }
 
+/* A closed gate of mcg_rseq_stack_push_gated() is a multiple of this,
+ * below 2^31: more than any capacity, so hi minus it is negative. */
+#define MCG_PCPU_GATE_UNIT (1u << 20)
+
 #if MCG_HAVE_RSEQ_ASM
 /* clang-format off: the assembly is laid out by hand, one instruction a line. */
 /*
@@ -157,10 +161,6 @@ empty:
 	: [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)__VA_ARGS__                 \
 	: "rax", "rcx", "rdx", "memory", "cc"                                                      \
 	: abort, full, dfree
-
-/* A closed gate of mcg_rseq_stack_push_gated() is a multiple of this,
- * below 2^31: more than any capacity, so hi minus it is negative. */
-#define MCG_PCPU_GATE_UNIT (1u << 20)
 
 /* mcg_rseq_stack_push() (@gate NULL) and mcg_rseq_stack_push_gated(). */
 static mcg_always_inline int mcg_rseq_stack_push_(struct mcg_pcpu_stack *base, void *obj,
@@ -290,7 +290,6 @@ empty:
 #else
 static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *b) { return NULL; }
 static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *b, void *o) { return MCG_PCPU_FAIL; }
-#define MCG_PCPU_GATE_UNIT (1u << 20)
 static inline int mcg_rseq_stack_push_gated(struct mcg_pcpu_stack *b, void *o, const uint32_t *g)
 {
 	return MCG_PCPU_FAIL;
