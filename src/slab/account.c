@@ -52,7 +52,7 @@ static inline struct mcg_slab *slab_of_own(void *obj)
 /* The vector entry of object @obj of slab @s (which has a vector). */
 static inline mcg_objcg_id_t *entry_of(struct mcg_slab *s, void *obj)
 {
-	mcg_objcg_id_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
+	mcg_objcg_id_t *v = mcg_slab_vector(__atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE));
 	return &v[mcg_slab_index(s, obj)];
 }
 
@@ -60,7 +60,7 @@ static inline mcg_objcg_id_t *entry_of(struct mcg_slab *s, void *obj)
 
 void mcg_cache_free_charged_slow(struct mcg_cache *c, struct mcg_slab *s, void *obj, long idx)
 {
-	mcg_objcg_id_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
+	mcg_objcg_id_t *v = mcg_slab_vector(__atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE));
 	mcg_objcg_id_t id = v[idx];
 	if (!mcg_reclaim_state_current) { /* another thread's shrinker, or a TSan build */
 		mcg_cache_push(c, s, (void *)mcg_slot_tagged(obj, id));
@@ -96,7 +96,7 @@ void mcg_charges_give(struct mcg_charges *ch)
 /* @s's vector, allocated on first use; NULL with nothing changed on failure. */
 static mcg_objcg_id_t *slab_objcgs(struct mcg_slab *s)
 {
-	mcg_objcg_id_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
+	mcg_objcg_id_t *v = mcg_slab_vector(__atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE));
 	if (v)
 		return v;
 	if (mcg_fault_should_fail())
@@ -104,11 +104,11 @@ static mcg_objcg_id_t *slab_objcgs(struct mcg_slab *s)
 	v = mcg_calloc(s->nobjs, sizeof(*v));
 	if (!v)
 		return NULL;
-	mcg_objcg_id_t *none = NULL;
-	if (!__atomic_compare_exchange_n(&s->objcgs, &none, v, false, __ATOMIC_ACQ_REL,
+	uintptr_t none = 0;
+	if (!__atomic_compare_exchange_n(&s->objcgs, &none, (uintptr_t)v, false, __ATOMIC_ACQ_REL,
 	                                 __ATOMIC_ACQUIRE)) {
 		mcg_free(v); /* another CPU attached one first */
-		v = none;
+		v = mcg_slab_vector(none);
 	}
 	/* Every unit's descriptor, before any object is charged: the winner
 	 * and any loser both store it (the same pointer), so whoever returns
@@ -127,6 +127,32 @@ void *mcg_cache_alloc_uncharge(struct mcg_cache *c, uintptr_t slot)
 		mcg_objcg_give(mcg_objcg_from_id(id), c->charge_units);
 	}
 	return obj;
+}
+
+/*
+ * An object of slab @s (an MCG_CACHE_ACCOUNT cache's) is charged to objcg
+ * @id now, its entry written: keep the slab's sole objcg true before the
+ * object is handed out.  The first accounted object since the slab was
+ * last empty sets it; one of another objcg drops it (MIXED) until the slab
+ * is empty again (slab_free_run(), slab.c).  Other caches never set one:
+ * their unaccounted objects (entry 0) come and go without this path.
+ */
+static void slab_note_objcg(struct mcg_slab *s, mcg_objcg_id_t id)
+{
+	uintptr_t bits = (uintptr_t)id << MCG_SLOT_ID_SHIFT;
+	if (likely(mcg_slab_sole_bits(__atomic_load_n(&s->objcgs, __ATOMIC_RELAXED)) == bits) ||
+	    MCG_READ_ONCE(s->sole) == MCG_SOLE_MIXED)
+		return;
+	mcg_spin_lock(&s->lock);
+	if (s->sole == MCG_SOLE_UNSET) {
+		MCG_WRITE_ONCE(s->sole, MCG_SOLE_ONE);
+		mcg_slab_set_sole(s, bits);
+	} else if (s->sole == MCG_SOLE_ONE &&
+	           mcg_slab_sole_bits(__atomic_load_n(&s->objcgs, __ATOMIC_RELAXED)) != bits) {
+		MCG_WRITE_ONCE(s->sole, MCG_SOLE_MIXED);
+		mcg_slab_set_sole(s, 0);
+	}
+	mcg_spin_unlock(&s->lock);
 }
 
 /* An object of @c, as its array slot (tagged or not); 0 if there is none. */
@@ -164,11 +190,15 @@ void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, uintp
 		e = &v[mcg_slab_index(s, obj)];
 	}
 	*e = x->id;
+	if (c->flags & MCG_CACHE_ACCOUNT)
+		slab_note_objcg(s, x->id);
 	if (prev) /* the object's previous charge goes back to its objcg */
 		mcg_objcg_give(mcg_objcg_from_id(prev), c->charge_units);
 	return obj;
 fail:
-	mcg_cache_free_fast(c, s, obj); /* back as it was: its entry, so its slot, unchanged */
+	/* Back as it was, its slot unchanged: a free would tag a fresh object
+	 * with the slab's sole objcg, whose charge it does not carry. */
+	mcg_cache_push(c, s, (void *)slot);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -271,10 +301,10 @@ void mcg_slab_drain_units(void)
 
 void mcg_slab_free_objcgs(struct mcg_slab *s)
 {
-	mcg_objcg_id_t *v = s->objcgs;
+	mcg_objcg_id_t *v = mcg_slab_vector(s->objcgs);
 	if (!v)
 		return;
-	mcg_slab_set_objcgs(s, NULL);
+	mcg_slab_store_objcgs(s, 0);
 	mcg_free(v);
 }
 

@@ -70,12 +70,12 @@ static mcg_always_inline void mcg_cache_push(struct mcg_cache *c, struct mcg_sla
 static mcg_always_inline void mcg_cache_free_at(struct mcg_cache *c, struct mcg_slab *s, void *obj,
                                                 long idx)
 {
-	uint16_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
+	uintptr_t w = __atomic_load_n(&s->objcgs, __ATOMIC_RELAXED);
 	/* No hint: both kinds of slab are common.  Without one GCC lays the
 	 * tagged push out first, which took the accounted free of 1M objects
 	 * of 256 B from 1.33 to 1.21x the unaccounted one and left the plain
 	 * pairs as they were (0.94-1.00 of tcmalloc either way). */
-	if (!v) {
+	if (!w) {
 		mcg_cache_push(c, s, obj);
 		return;
 	}
@@ -83,10 +83,14 @@ static mcg_always_inline void mcg_cache_free_at(struct mcg_cache *c, struct mcg_
 		mcg_cache_free_charged_slow(c, s, obj, idx);
 		return;
 	}
-	/* Tagged, with the id its entry holds: the entry stays as it is.  The
-	 * push fails while any thread runs a shrinker (the reclaim gate: a
+	/* Tagged, with the id its entry holds: the entry stays as it is.  A
+	 * slab whose objects are all one objcg's says so in its word, and
+	 * the vector is not read (slab.h: enum mcg_slab_sole).  The push
+	 * fails while any thread runs a shrinker (the reclaim gate: a
 	 * shrinker's frees uncharge at once), and in locked mode. */
-	void *slot = (void *)mcg_slot_tagged(obj, v[idx]);
+	uintptr_t sole = mcg_slab_sole_bits(w);
+	void *slot = (void *)(sole ? (uintptr_t)obj + sole + MCG_SLOT_CHARGED
+	                           : mcg_slot_tagged(obj, mcg_slab_vector(w)[idx]));
 	int r = mcg_rseq_stack_push_gated(s->pcpu, slot, &mcg_reclaim_gate_);
 	if (unlikely(r != MCG_PCPU_OK))
 		mcg_cache_free_tagged_slow(c, s, slot, r);

@@ -203,7 +203,7 @@ struct mcg_objcg *mcg_kmalloc_objcg_of(const void *p)
 {
 	struct mcg_slab *s = mcg_slab_of(p);
 	if (s) {
-		mcg_objcg_id_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
+		mcg_objcg_id_t *v = mcg_slab_vector(__atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE));
 		long idx = mcg_slab_index(s, p);
 		return v && idx >= 0 ? mcg_objcg_from_id(v[idx]) : NULL;
 	}

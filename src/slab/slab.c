@@ -55,7 +55,8 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 	s->carved = 0;
 	s->list = 0;
 	s->pinned = 0;
-	s->objcgs = NULL;
+	s->sole = MCG_SOLE_UNSET;
+	s->objcgs = 0;
 	s->lock.rank = MCG_RANK_SLAB;
 	s->cache = c;
 	s->pcpu = c->pcpu;
@@ -78,20 +79,34 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 		d->recip = c->recip;
 		d->slot_size = c->slot_size;
 		d->nobjs = s->nobjs;
-		d->objcgs = NULL;
+		d->objcgs = 0;
 		__atomic_store_n(&d->head, s, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&s->head, s, __ATOMIC_RELEASE);
 	return s;
 }
 
-void mcg_slab_set_objcgs(struct mcg_slab *s, uint16_t *v)
+/* The descriptor of unit @i of slab @s. */
+static struct mcg_slab *slab_unit_desc(struct mcg_slab *s, unsigned i)
 {
 	struct mcg_chunk *ch = mcg_chunk_of(s->base);
-	unsigned u = mcg_chunk_unit(ch, s->base);
+	return (struct mcg_slab *)ch->meta[mcg_chunk_unit(ch, s->base) + i];
+}
+
+void mcg_slab_set_objcgs(struct mcg_slab *s, uint16_t *v)
+{
+	/* Only where there is none: a sole objcg already written stays. */
+	for (unsigned i = 0; i < s->units; i++) {
+		uintptr_t none = 0;
+		__atomic_compare_exchange_n(&slab_unit_desc(s, i)->objcgs, &none, (uintptr_t)v,
+		                            false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	}
+}
+
+void mcg_slab_store_objcgs(struct mcg_slab *s, uintptr_t w)
+{
 	for (unsigned i = 0; i < s->units; i++)
-		__atomic_store_n(&((struct mcg_slab *)ch->meta[u + i])->objcgs, v,
-		                 __ATOMIC_RELEASE);
+		__atomic_store_n(&slab_unit_desc(s, i)->objcgs, w, __ATOMIC_RELEASE);
 }
 
 /* Give slab @s (off every list) back to the page allocator.  No lock held. */
@@ -374,7 +389,7 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 {
 	size_t span = (size_t)s->units << MCG_UNIT_SHIFT;
 	unsigned freed = 0, i = 0;
-	uint16_t *v = __atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE);
+	uint16_t *v = mcg_slab_vector(__atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE));
 	mcg_spin_lock(&s->lock);
 	bool was_full = s->inuse == s->nobjs;
 	if (likely(!c->debug)) {
@@ -393,6 +408,11 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 				break;
 			freed += slab_free_one(c, s, obj);
 		}
+	}
+	if (s->inuse == 0 && MCG_READ_ONCE(s->sole) != MCG_SOLE_UNSET) {
+		/* No object out: the next ones may all be another objcg's. */
+		MCG_WRITE_ONCE(s->sole, MCG_SOLE_UNSET);
+		mcg_slab_set_sole(s, 0);
 	}
 	bool move = freed && (was_full || s->inuse == 0);
 	if (move)

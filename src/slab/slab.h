@@ -71,10 +71,13 @@ struct mcg_slab {
 	uint64_t recip;              /* cache->recip */
 	uint32_t slot_size;          /* cache->slot_size */
 	uint32_t nobjs;
-	/* Accounted objects' objcgs, one id (mcg_objcg_id_t, 0: none) per
-	 * object (slab/account.c), NULL until the slab's first accounted
-	 * object (atomic pointer).  Entry i is written by whoever owns object i. */
-	uint16_t *objcgs;
+	/* Accounted objects' objcgs (slab/account.c), one atomic word: in
+	 * the low 48 bits the vector, one id (mcg_objcg_id_t, 0: none) per
+	 * object, entry i written by whoever owns object i (NULL until the
+	 * slab's first accounted object); in the high 16 bits the id of the
+	 * slab's sole objcg, or 0 (see `sole`).  mcg_slab_vector() and
+	 * mcg_slab_sole_bits() take it apart. */
+	uintptr_t objcgs;
 	uint32_t hint;  /* words [0, hint) of the bitmap are full (slab lock) */
 	uint32_t inuse; /* objects out of the slab (slab lock) */
 	/* Line 1: the slow paths'. */
@@ -84,6 +87,7 @@ struct mcg_slab {
 	uint16_t node;
 	uint8_t list; /* enum mcg_slab_list (node lock) */
 	uint8_t units;
+	uint8_t sole;    /* enum mcg_slab_sole (slab lock; atomic reads) */
 	uint32_t pinned; /* list fix-ups pending: not releasable (slab lock) */
 	mcg_spin_t lock; /* zero when the descriptor is fresh: unlocked */
 };
@@ -143,8 +147,43 @@ static inline struct mcg_slab *mcg_slab_unit(const void *p)
 	return (struct mcg_slab *)mcg_chunk_slab_desc(p);
 }
 
-/** mcg_slab_set_objcgs - attach vector @v to slab @s, in every unit's descriptor. */
+/*
+ * A slab of an MCG_CACHE_ACCOUNT cache (all of whose objects are accounted)
+ * whose accounted objects out of it - handed out, or freed into a CPU
+ * array still charged - are all charged to one objcg has that objcg's id
+ * in the high bits of its `objcgs` word, in every unit's descriptor: the
+ * free tags the object with it and need not read the vector (slab/account.c).
+ */
+enum mcg_slab_sole {
+	MCG_SOLE_UNSET, /* no accounted object out since the slab was last empty */
+	MCG_SOLE_ONE,   /* all of them charged to the objcg in the word */
+	MCG_SOLE_MIXED, /* charged to two objcgs or more, until the slab is empty */
+};
+
+/** The vector in a slab's `objcgs` word (NULL: none yet). */
+static inline uint16_t *mcg_slab_vector(uintptr_t w)
+{
+	return (uint16_t *)(w & (((uintptr_t)1 << 48) - 1));
+}
+
+/** The sole objcg's id in a slab's `objcgs` word, where a CPU array slot
+ *  carries an id (MCG_SLOT_ID_SHIFT); 0: none (read the vector). */
+static inline uintptr_t mcg_slab_sole_bits(uintptr_t w) { return w & ~(((uintptr_t)1 << 48) - 1); }
+
+/** mcg_slab_set_objcgs - attach vector @v to slab @s, in every unit's
+ *  descriptor that has none yet. */
 void mcg_slab_set_objcgs(struct mcg_slab *s, uint16_t *v);
+
+/** mcg_slab_store_objcgs - store @w in the `objcgs` word of every unit of
+ *  @s: a sole objcg's bits changed (slab lock held), or the vector goes. */
+void mcg_slab_store_objcgs(struct mcg_slab *s, uintptr_t w);
+
+/** mcg_slab_set_sole - the sole objcg's @bits (or 0) beside @s's vector.  Slab lock held. */
+static inline void mcg_slab_set_sole(struct mcg_slab *s, uintptr_t bits)
+{
+	uintptr_t v = (uintptr_t)mcg_slab_vector(__atomic_load_n(&s->objcgs, __ATOMIC_RELAXED));
+	mcg_slab_store_objcgs(s, v | bits);
+}
 
 /** mcg_slab_index - index of the object at @p, or -1 if @p is not an object start. */
 static inline long mcg_slab_index(const struct mcg_slab *s, const void *p)
@@ -200,6 +239,7 @@ struct mcg_objcg;
  */
 #define MCG_SLOT_CHARGED ((uintptr_t)1)
 #define MCG_SLOT_ID_SHIFT 48
+_Static_assert(MCG_SLOT_ID_SHIFT == 48, "a slab's sole bits are a slot's id bits");
 /** The slot of a tagged object @obj whose entry holds @id. */
 static inline uintptr_t mcg_slot_tagged(void *obj, uint16_t id)
 {

@@ -71,7 +71,7 @@ static size_t vectors_of(struct mcg_cache *c)
 		mcg_lock(&nd->lock);
 		for (int l = 0; l < 3; l++)
 			mcg_list_for_each (pos, lists[l])
-				n += mcg_list_entry(pos, struct mcg_slab, link)->objcgs != NULL;
+				n += mcg_list_entry(pos, struct mcg_slab, link)->objcgs != 0;
 		mcg_unlock(&nd->lock);
 	}
 	return n;

@@ -698,6 +698,139 @@ static void test_flush_mixed_runs(void)
 	unpin_root_at_rest(&old);
 }
 
+/* The sole objcg bits every unit descriptor of @obj's slab holds: the same
+ * in all of them, else ~0. */
+static uintptr_t sole_bits_of(const void *obj)
+{
+	struct mcg_slab *s = mcg_slab_of(obj);
+	uintptr_t bits = mcg_slab_sole_bits(__atomic_load_n(&s->objcgs, __ATOMIC_RELAXED));
+	for (unsigned u = 0; u < s->units; u++) {
+		const char *in_unit = s->base + ((size_t)u << MCG_UNIT_SHIFT);
+		if (mcg_slab_sole_bits(mcg_slab_unit(in_unit)->objcgs) != bits)
+			return ~(uintptr_t)0;
+	}
+	return bits;
+}
+
+static uintptr_t sole_bits_for(mcg_group_t *g, mcg_cache_t *k)
+{
+	return (uintptr_t)mcg_objcg_of(g, k->objcg_kind)->id << MCG_SLOT_ID_SHIFT;
+}
+
+/*
+ * A slab of an MCG_CACHE_ACCOUNT cache names its sole objcg while its
+ * accounted objects are all one objcg's (frees then tag them without
+ * reading the vector), in every unit's descriptor; the first object of
+ * another objcg drops it until the slab is empty, and then it starts
+ * afresh.  The charges come back to their own groups throughout; a kmalloc
+ * cache's slabs (accounted and plain objects mixed) never name one.
+ */
+static void test_sole_objcg(void)
+{
+	enum { M = 8 };
+	cpu_set_t old;
+	pin_here(&old); /* one CPU array: the objects come from one slab */
+	/* 10 objects of 12000 B a slab, over two units */
+	mcg_cache_t *k = mcg_cache_create("acct-sole", 12000, 0, MCG_CACHE_ACCOUNT, NULL);
+	REQUIRE(k);
+	mcg_cache_stats_t st;
+	mcg_cache_stats(k, &st);
+	mcg_group_t *g[2];
+	groups_create(g, 2, "sole");
+	void *a[M], *b;
+	for (int i = 0; i < M; i++)
+		REQUIRE(a[i] = mcg_cache_alloc_account(k, g[0]));
+	struct mcg_slab *s = mcg_slab_of(a[0]);
+	REQUIRE(s && s->units > 1); /* several unit descriptors to keep alike */
+	for (int i = 0; i < M; i++)
+		REQUIRE(mcg_slab_of(a[i]) == s);
+	CHECK_EQ(s->sole, MCG_SOLE_ONE);
+	CHECK_EQ(sole_bits_of(a[0]), sole_bits_for(g[0], k));
+	mcg_cache_free(k, a[M - 1]); /* a free and a pop of g0's: still g0's alone */
+	REQUIRE(a[M - 1] = mcg_cache_alloc_account(k, g[0]));
+	CHECK_EQ(sole_bits_of(a[0]), sole_bits_for(g[0], k));
+	REQUIRE(b = mcg_cache_alloc_account(k, g[1]));
+	REQUIRE(mcg_slab_of(b) == s);
+	CHECK_EQ(s->sole, MCG_SOLE_MIXED);
+	CHECK_EQ(sole_bits_of(a[0]), 0);
+	mcg_cache_free(k, b); /* the vector names g1: its charge goes back to g1 */
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(g[1]), 0);
+	CHECK_EQ(read_key(g[0], "memory.stat", "slab"), M * (long)st.charge_size);
+	REQUIRE(b = mcg_cache_alloc_account(k, g[0])); /* mixed stays mixed */
+	CHECK_EQ(sole_bits_of(a[0]), 0);
+	mcg_cache_free(k, b);
+	for (int i = 0; i < M; i++)
+		mcg_cache_free(k, a[i]);
+	mcg_cache_drain_all(k); /* every object back: the slab is empty, kept */
+	CHECK_EQ(s->inuse, 0);
+	CHECK_EQ(s->sole, MCG_SOLE_UNSET);
+	CHECK_EQ(sole_bits_of(a[0]), 0);
+	for (int i = 0; i < M; i++) /* g1 has it to itself now */
+		REQUIRE(a[i] = mcg_cache_alloc_account(k, g[1]));
+	REQUIRE(mcg_slab_of(a[0]) == s);
+	CHECK_EQ(sole_bits_of(a[0]), sole_bits_for(g[1], k));
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(g[0]), 0);
+	CHECK_EQ(read_key(g[1], "memory.stat", "slab"), M * (long)st.charge_size);
+	for (int i = 0; i < M; i++)
+		mcg_cache_free(k, a[i]);
+	/* kmalloc caches: plain objects (entry 0) come and go unseen */
+	void *km = mcg_malloc_account(64, g[0]);
+	REQUIRE(km);
+	CHECK_EQ(sole_bits_of(km), 0);
+	mcg_free(km);
+	mcg_group_drain_stocks();
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ(current_bytes(g[i]), 0);
+		CHECK_EQ(mcg_group_remove(g[i]), 0);
+		mcg_group_put(g[i]);
+	}
+	CHECK_EQ(mcg_cache_destroy(k), 0);
+	unpin_root_at_rest(&old);
+}
+
+/*
+ * An accounted allocation whose charge fails puts the object it popped
+ * back as it was: a fresh object of a slab whose sole objcg is another
+ * group's goes back uncharged, not tagged with that objcg (whose charge
+ * it does not carry: the flush would give back units never charged).
+ */
+static void test_failed_charge_keeps_the_slot(void)
+{
+	cpu_set_t old;
+	pin_here(&old);
+	mcg_cache_t *k = mcg_cache_create("acct-fail", 64, 0, MCG_CACHE_ACCOUNT, NULL);
+	REQUIRE(k);
+	mcg_group_t *g[2];
+	groups_create(g, 2, "fail");
+	CHECK_EQ(mcg_group_write(g[1], "memory.max", "0"), 0);
+	void *a = mcg_cache_alloc_account(k, g[0]); /* the array fills from one slab */
+	REQUIRE(a);
+	CHECK_EQ(sole_bits_of(a), sole_bits_for(g[0], k));
+	for (int i = 0; i < 3; i++) {
+		errno = 0;
+		CHECK(mcg_cache_alloc_account(k, g[1]) == NULL);
+		CHECK_EQ(errno, ENOMEM);
+	}
+	mcg_cache_free(k, a);
+	mcg_cache_drain_all(k); /* the flush: one charge back, g0's */
+	mcg_group_drain_stocks();
+	/* Units given back that were never charged would stay as leftover
+	 * (under a page: memory.current cannot show them). */
+	struct mcg_objcg *x = mcg_objcg_of(g[0], k->objcg_kind);
+	CHECK_EQ(x->leftover, 0);
+	CHECK_EQ(x->charged, 0);
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ(current_bytes(g[i]), 0);
+		CHECK_EQ(read_key(g[i], "memory.stat", "slab"), 0);
+		CHECK_EQ(mcg_group_remove(g[i]), 0);
+		mcg_group_put(g[i]);
+	}
+	CHECK_EQ(mcg_cache_destroy(k), 0);
+	unpin_root_at_rest(&old);
+}
+
 /*
  * Objects whose charge exceeds what a byte stock word counts (a 256 KiB
  * object is 131073 units of 2 B; a flush gives back runs of many 16 KiB
@@ -862,6 +995,8 @@ int main(int argc, char **argv)
 	RUN(test_free_elsewhere);
 	RUN(test_bad_arguments_and_double_free);
 	RUN(test_flush_mixed_runs);
+	RUN(test_sole_objcg);
+	RUN(test_failed_charge_keeps_the_slot);
 	RUN(test_huge_objects_charge_exactly);
 	RUN(test_churn_strands_no_charge);
 	RUN(test_ids_run_out);
