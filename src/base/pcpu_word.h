@@ -4,8 +4,10 @@
  * charge stock's fast path and the per-CPU statistics.
  *
  * Each CPU has a header { stopped, words[MCG_PCPU_WORDS], lock } at
- * base + (cpu << MCG_PCPU_SHIFT).  Each word packs a key (a pointer, low 48
- * bits; 0 = empty) and a count (the high 16 bits).  Operations are rseq
+ * base + (cpu << MCG_PCPU_SHIFT).  Each word packs a key (the low 44 bits:
+ * a pointer to a 16-byte aligned object below 2^48, shifted right by 4,
+ * mcg_pcpu_word_key_of(); 0 = empty) and a count (the high 20 bits).
+ * Operations are rseq
  * critical sections whose commit is one store of one word, the last
  * instruction (base/percpu.h).  consume and refill scan the words in order
  * and act on the first whose key is K (a key normally sits in one word; if a
@@ -14,8 +16,8 @@
  *
  *   consume  : if !stopped && words[i].key == K && count >= n  { commit count - n }
  *   refill   : if !stopped && words[i].key == K && count + n <= limit { commit count + n }
- *              (limit and n at most 0x7fff: count + n may not carry out of
- *              the count's 16 bits into nothing)
+ *              (limit and n at most 0x7ffff: count + n may not carry out
+ *              of the count's 20 bits into nothing)
  *   exchange : if !stopped { *old = words[i]; commit words[i] = new }   (i given)
  *
  * consume_at and refill_at do the same on word i alone (i given): a
@@ -44,23 +46,29 @@
 #include "base/lock.h"
 #include "base/pcpu_stack.h" /* MCG_RSEQ_ENTER, MCG_PCPU_OK / _FAIL */
 
-#define MCG_PCPU_WORD_KEY_BITS 48
+#define MCG_PCPU_WORD_KEY_BITS 44
 #define MCG_PCPU_WORD_KEY_MASK ((UINT64_C(1) << MCG_PCPU_WORD_KEY_BITS) - 1)
-#define MCG_PCPU_WORD_COUNT_MAX 0xffffu
+#define MCG_PCPU_WORD_COUNT_MAX 0xfffffu
 /* Words per CPU (the charge stock's entries); at most 9 fit beside the lock. */
 #define MCG_PCPU_WORDS 7
 
 struct mcg_pcpu_word {
 	uint32_t stopped; /* nonzero: every operation fails (offset 0: the asm) */
 	uint32_t pad_;
-	uint64_t words[MCG_PCPU_WORDS]; /* key | count << 48 (offset 8: the asm) */
+	uint64_t words[MCG_PCPU_WORDS]; /* key | count << 44 (offset 8: the asm) */
 	mcg_lock_t lock;                /* locked mode: the data; rseq mode: remote owners */
 } __attribute__((aligned(MCG_PCPU_STRIDE)));
 
 _Static_assert(sizeof(struct mcg_pcpu_word) == MCG_PCPU_STRIDE, "stride");
 _Static_assert(__builtin_offsetof(struct mcg_pcpu_word, words) == 8, "the asm's offsets");
 
-/** mcg_pcpu_word_pack - the word for @key (48-bit, may be 0) holding @count. */
+/** mcg_pcpu_word_key_of - the key of @p: 16-byte aligned, below 2^48. */
+static inline uint64_t mcg_pcpu_word_key_of(const void *p) { return (uintptr_t)p >> 4; }
+
+/** mcg_pcpu_word_ptr - the pointer key @key stands for. */
+static inline void *mcg_pcpu_word_ptr(uint64_t key) { return (void *)(uintptr_t)(key << 4); }
+
+/** mcg_pcpu_word_pack - the word for @key (44-bit, may be 0) holding @count. */
 static inline uint64_t mcg_pcpu_word_pack(uint64_t key, uint32_t count)
 {
 	return key | ((uint64_t)count << MCG_PCPU_WORD_KEY_BITS);
@@ -97,7 +105,7 @@ static inline struct mcg_pcpu_word *mcg_pcpu_word_of(struct mcg_pcpu_word *base,
 	"movq (%%rdx), %%rcx\n\t"       /* w = *p */                                               \
 	"movq %%rcx, %%r9\n\t"                                                                     \
 	"xorq %[key], %%r9\n\t"                                                                    \
-	"shlq $16, %%r9\n\t"            /* ZF: w's key == key */                                   \
+	"shlq $20, %%r9\n\t"            /* ZF: w's key == key */                                   \
 	"je 6f\n\t"                                                                                \
 	"addq $8, %%rdx\n\t"                                                                       \
 	"cmpq %%r8, %%rdx\n\t"                                                                     \
@@ -115,7 +123,7 @@ retry:
 	__asm__ __volatile__ goto(
 	        MCG_RSEQ_ENTER(abort)
 	        MCG_PCPU_WORD_SCAN(fail)
-	        "cmpq %[delta], %%rcx\n\t" /* count < n  <=>  w < delta (key < 2^48) */
+	        "cmpq %[delta], %%rcx\n\t" /* count < n  <=>  w < delta (key < 2^44) */
 	        "jb %l[fail]\n\t"
 	        "subq %[delta], %%rcx\n\t"
 	        "movq %%rcx, (%%rdx)\n\t"  /* commit count - n */
@@ -142,7 +150,7 @@ retry:
 	__asm__ __volatile__ goto(
 	        MCG_RSEQ_ENTER(abort)
 	        MCG_PCPU_WORD_SCAN(fail)
-	        "leaq (%%rcx,%[delta]), %%r9\n\t" /* count + n (no carry: limit < 2^15) */
+	        "leaq (%%rcx,%[delta]), %%r9\n\t" /* count + n (no carry: limit < 2^19) */
 	        "cmpq %[top], %%r9\n\t"
 	        "ja %l[fail]\n\t"
 	        "movq %%r9, (%%rdx)\n\t"           /* commit count + n */
@@ -194,7 +202,7 @@ fail:
 	"movq 8(%%rax,%[i],8), %%rcx\n\t" /* w = words[i] */                                       \
 	"movq %%rcx, %%r9\n\t"                                                                     \
 	"xorq %[key], %%r9\n\t"                                                                    \
-	"shlq $16, %%r9\n\t"              /* ZF: w's key == key */                                 \
+	"shlq $20, %%r9\n\t"              /* ZF: w's key == key */                                 \
 	"jne %l[" #fail "]\n\t"
 
 /* Take @n from the count of word @i if it is keyed @key. */
@@ -224,7 +232,7 @@ fail:
 }
 
 /* Add @n to the count of word @i if it is keyed @key and stays <= @limit
- * (@n, @limit <= 0x7fff: see above). */
+ * (@n, @limit <= 0x7ffff: see above). */
 static inline int mcg_rseq_word_refill_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key,
                                           uint64_t n, uint64_t limit)
 {
@@ -321,7 +329,7 @@ static mcg_always_inline int mcg_pcpu_word_consume(struct mcg_pcpu_word *base, u
 /**
  * mcg_pcpu_word_refill - add @n to this CPU's (first) word keyed @key (nonzero)
  * if its count stays <= @limit.
- * Requires @limit < 2^15 and @n <= @limit (so the count cannot carry into bit 64).
+ * Requires @limit < 2^19 and @n <= @limit (so the count cannot carry into bit 64).
  */
 static mcg_always_inline int mcg_pcpu_word_refill(struct mcg_pcpu_word *base, uint64_t key,
                                                   uint64_t n, uint64_t limit)

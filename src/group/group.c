@@ -192,8 +192,8 @@ mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group
 		return -ENOMEM;
 	}
 
-	/* The stock packs a group's address in 48 bits (base/pcpu_word.h). */
-	MCG_BUG_ON((uintptr_t)g >> MCG_PCPU_WORD_KEY_BITS);
+	/* The stock packs a group's address in 44 bits (base/pcpu_word.h). */
+	MCG_BUG_ON(mcg_pcpu_word_ptr(mcg_pcpu_word_key_of(g)) != g);
 	strcpy(g->name, name);
 	g->name_len = (uint8_t)strlen(name); /* <= MCG_GROUP_NAME_MAX */
 	mcg_page_counter_init(&g->memory, &parent->memory);

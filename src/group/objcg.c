@@ -187,7 +187,7 @@ void mcg_objcg_uncharge_pages(struct mcg_objcg *x, unsigned long nr_pages)
  * and its reference. */
 static void word_back(uint64_t w, bool all_pages)
 {
-	struct mcg_objcg *x = (struct mcg_objcg *)(uintptr_t)mcg_pcpu_word_key(w);
+	struct mcg_objcg *x = mcg_pcpu_word_ptr(mcg_pcpu_word_key(w));
 	if (!x)
 		return;
 	uint32_t n = mcg_pcpu_word_count(w);

@@ -61,14 +61,17 @@
 #define MCG_OBJCG_UNIT 2u
 #define MCG_OBJCG_UNITS_PER_PAGE (MCG_GROUP_PAGE_SIZE / MCG_OBJCG_UNIT)
 /**
- * Pages one stock word holds at most, and in units: 15, so that a flush of
- * 64 objects of up to 512 B gives its charges back into the word (with 4,
- * every flush of objects of 128 B and more went through the objcg's lock,
- * which the CPUs freeing into one objcg share).  A word counts to 0xffff
- * and a refill adds at most this much to at most this much, which must not
- * carry out of the count (base/pcpu_word.h): 16 pages would.
+ * Pages one stock word holds at most, and in units: 64 (the kernel's
+ * MEMCG_CHARGE_BATCH), so that the flushes of 64 objects give their charges
+ * back into the word - of objects of 1 KiB (16 pages a flush) three in a
+ * row, of 256 B fifteen - and only the next one trims it (stock_put(),
+ * objcg.c: the slow path, the objcg's lock).  With 15 pages, every flush
+ * of 1 KiB objects and every fourth of 256 B took it: accounted frees of
+ * those sizes spent 8-10 % of their time giving back.  A word counts to
+ * 0xfffff and a refill adds at most this much to at most this much, which
+ * must not carry out of the count (base/pcpu_word.h).
  */
-#define MCG_OBJCG_STOCK_PAGES 15
+#define MCG_OBJCG_STOCK_PAGES 64
 #define MCG_OBJCG_STOCK_UNITS (MCG_OBJCG_STOCK_PAGES * MCG_OBJCG_UNITS_PER_PAGE)
 /** Banks of stock words per CPU, and the slots (words) they make. */
 #define MCG_OBJCG_STOCK_BANKS 8
@@ -131,7 +134,7 @@ static inline struct mcg_objcg *mcg_objcg_from_id(mcg_objcg_id_t id)
 /** The per-CPU byte stocks (objcg.c), keyed by objcg address: the first bank. */
 extern mcg_hidden struct mcg_pcpu_word *mcg_objcg_stocks;
 
-static inline uint64_t mcg_objcg_key(const struct mcg_objcg *x) { return (uint64_t)(uintptr_t)x; }
+static inline uint64_t mcg_objcg_key(const struct mcg_objcg *x) { return mcg_pcpu_word_key_of(x); }
 
 /**
  * mcg_objcg_consume - take @units from this CPU's stock for @x: the fast

@@ -10,8 +10,8 @@
  * MEMCG_CHARGE_BATCH) and stocks the rest, or returns a full entry.
  *
  * Each CPU's stock holds MCG_GROUP_STOCK_ENTRIES entries (the kernel's
- * NR_MEMCG_STOCK, 2025), each a 64-bit word: a group's address (48 bits) and
- * its page count (16 bits, at most MCG_GROUP_STOCK_PAGES), operated on by
+ * NR_MEMCG_STOCK, 2025), each a 64-bit word: a group's address (its key, 44
+ * bits) and its page count (20 bits, at most MCG_GROUP_STOCK_PAGES), operated on by
  * base/pcpu_word.h: consume and refill scan the entries for the group.  So
  * a thread that charges a few groups in turn keeps each one's pages stocked.
  * A group missing from the stock is installed in an empty entry, else over
@@ -74,12 +74,12 @@ void mcg_stock_init(void)
 	mcg_pcpu_word_init(stocks, nr_stocks, MCG_RANK_LEAF);
 }
 
-static inline uint64_t key_of(const mcg_group_t *g) { return (uint64_t)(uintptr_t)g; }
+static inline uint64_t key_of(const mcg_group_t *g) { return mcg_pcpu_word_key_of(g); }
 
 /* Return the pages and the reference a word held (no lock held). */
 static void drain_word(uint64_t w)
 {
-	mcg_group_t *g = (mcg_group_t *)(uintptr_t)mcg_pcpu_word_key(w);
+	mcg_group_t *g = mcg_pcpu_word_ptr(mcg_pcpu_word_key(w));
 	if (!g)
 		return;
 	uint32_t n = mcg_pcpu_word_count(w);
@@ -224,7 +224,7 @@ long mcg_stock_cached_subtree(const mcg_group_t *g)
 		struct mcg_pcpu_word *s = mcg_pcpu_word_of(stocks, c);
 		for (unsigned i = 0; i < ENTRIES; i++) {
 			uint64_t w = __atomic_load_n(&s->words[i], __ATOMIC_RELAXED);
-			const mcg_group_t *h = (const mcg_group_t *)(uintptr_t)mcg_pcpu_word_key(w);
+			const mcg_group_t *h = mcg_pcpu_word_ptr(mcg_pcpu_word_key(w));
 			while (h && h != g)
 				h = h->parent;
 			if (h)

@@ -263,11 +263,11 @@ static void test_stock_holds_many_objcgs(void)
 }
 
 /*
- * Gives into a full byte stock word (a flush of 65 objects of 512 B gives
- * 16 705 units, 8 pages; the word holds 15): the whole pages of the word
+ * Gives into a full byte stock word (a flush of 65 objects of 1024 B gives
+ * 33 345 units, 16 pages; the word holds 64): the whole pages of the word
  * and of the give go back together, and the word keeps less than a page,
- * so that the next give fits; a give larger than a word (65 objects of
- * 1024 B) does the same.  Every unit comes back: exact at rest.
+ * so that the next give fits; a give larger than a word does the same.
+ * Every unit comes back: exact at rest.
  */
 static void test_stock_trim_keeps_under_a_page(void)
 {
@@ -275,7 +275,8 @@ static void test_stock_trim_keeps_under_a_page(void)
 	cpu_set_t old;
 	pin_here(&old);
 	struct mcg_objcg *x = mcg_objcg_of(c, MCG_OBJCG_SLAB_UNRECLAIMABLE);
-	static const uint64_t gives[] = {16705, 16705, 16705, 33345, 4225, 16705, 16705, 33345};
+	static const uint64_t gives[] = {33345, 33345, 33345, 33345, 16705, 140000,
+	                                 4225,  33345, 33345, 33345, 33345};
 	uint64_t total = 0;
 	for (unsigned i = 0; i < sizeof(gives) / sizeof(gives[0]); i++)
 		total += gives[i];
@@ -283,16 +284,20 @@ static void test_stock_trim_keeps_under_a_page(void)
 	REQUIRE(mcg_objcg_charge(x, total, 0) == 0);
 	mcg_group_drain_stocks(); /* the charge's surplus out of the word: it starts empty */
 	CHECK_EQ(mcg_objcg_stocked_here(x), 0);
+	int trims = 0;
 	for (unsigned i = 0; i < sizeof(gives) / sizeof(gives[0]); i++) {
 		uint64_t before = mcg_objcg_stocked_here(x);
 		mcg_objcg_give(x, gives[i]);
 		uint64_t after = mcg_objcg_stocked_here(x);
 		CHECK(after <= MCG_OBJCG_STOCK_UNITS);
-		if (before + gives[i] > MCG_OBJCG_STOCK_UNITS) /* trimmed */
+		if (before + gives[i] > MCG_OBJCG_STOCK_UNITS) { /* trimmed */
 			CHECK(after < MCG_OBJCG_UNITS_PER_PAGE);
-		else /* it fitted */
+			trims++;
+		} else { /* it fitted */
 			CHECK_EQ(after, before + gives[i]);
+		}
 	}
+	CHECK_EQ(trims, 3); /* the 4th give, the one beyond a word, the last */
 	mcg_group_drain_stocks();
 	CHECK_EQ(current_bytes(c), 0);
 	unpin_root_at_rest(&old);

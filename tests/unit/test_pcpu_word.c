@@ -30,10 +30,16 @@ static uint64_t word0(void) { return wordi(0); }
 
 static void test_pack(void)
 {
-	uint64_t w = mcg_pcpu_word_pack(0x7fffdeadbeefull, 64);
-	CHECK_EQ(mcg_pcpu_word_key(w), 0x7fffdeadbeefull);
+	uint64_t w = mcg_pcpu_word_pack(0x7ffdeadbeefull, 64);
+	CHECK_EQ(mcg_pcpu_word_key(w), 0x7ffdeadbeefull);
 	CHECK_EQ(mcg_pcpu_word_count(w), 64);
-	CHECK_EQ(mcg_pcpu_word_count(mcg_pcpu_word_pack(1, 0xffff)), 0xffff);
+	CHECK_EQ(mcg_pcpu_word_count(mcg_pcpu_word_pack(1, 0xfffff)), 0xfffff);
+	CHECK_EQ(mcg_pcpu_word_key(mcg_pcpu_word_pack(MCG_PCPU_WORD_KEY_MASK, 0xfffff)),
+	         MCG_PCPU_WORD_KEY_MASK);
+	/* A key is a 16-byte aligned address below 2^48, and gives it back. */
+	void *p = (void *)(uintptr_t)0x7fffdeadbee0ull;
+	CHECK_EQ(mcg_pcpu_word_key_of(p), 0x7fffdeadbeeull);
+	CHECK(mcg_pcpu_word_ptr(mcg_pcpu_word_key_of(p)) == p);
 }
 
 static void test_ops(void)
@@ -59,14 +65,14 @@ static void test_ops(void)
 	CHECK_EQ(mcg_pcpu_word_refill(words, a, 3, 64), MCG_PCPU_OK);
 	CHECK_EQ(mcg_pcpu_word_count(word0()), 64);
 	/* Largest limit the contract allows, no carry into the key. */
-	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, mcg_pcpu_word_pack(b, 0x7ff0), &old),
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, mcg_pcpu_word_pack(b, 0x7fff0), &old),
 	         MCG_PCPU_OK);
 	CHECK_EQ(old, mcg_pcpu_word_pack(a, 64));
-	CHECK_EQ(mcg_pcpu_word_refill(words, b, 0x10, 0x7fff), MCG_PCPU_FAIL);
-	CHECK_EQ(mcg_pcpu_word_refill(words, b, 0xf, 0x7fff), MCG_PCPU_OK);
-	CHECK_EQ(word0(), mcg_pcpu_word_pack(b, 0x7fff));
+	CHECK_EQ(mcg_pcpu_word_refill(words, b, 0x10, 0x7ffff), MCG_PCPU_FAIL);
+	CHECK_EQ(mcg_pcpu_word_refill(words, b, 0xf, 0x7ffff), MCG_PCPU_OK);
+	CHECK_EQ(word0(), mcg_pcpu_word_pack(b, 0x7ffff));
 	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, 0, &old), MCG_PCPU_OK);
-	CHECK_EQ(old, mcg_pcpu_word_pack(b, 0x7fff));
+	CHECK_EQ(old, mcg_pcpu_word_pack(b, 0x7ffff));
 }
 
 /* Keys in any word: each operation finds its own, the others stay. */
@@ -90,9 +96,9 @@ static void test_scan(void)
 	CHECK_EQ(mcg_pcpu_word_refill(words, 0x1000, 55, 64), MCG_PCPU_OK);
 	CHECK_EQ(mcg_pcpu_word_refill(words, 0x1000, 1, 64), MCG_PCPU_FAIL); /* full */
 	CHECK_EQ(wordi(1), mcg_pcpu_word_pack(0x1000, 64));
-	/* Keys that differ only above bit 48 of the word, or in bit 0 */
+	/* Keys that differ only in the key's top bit (43), or in bit 0 */
 	CHECK_EQ(mcg_pcpu_word_consume(words, 0x1001, 1), MCG_PCPU_FAIL);
-	CHECK_EQ(mcg_pcpu_word_consume(words, 0x1000 | (UINT64_C(1) << 47), 1), MCG_PCPU_FAIL);
+	CHECK_EQ(mcg_pcpu_word_consume(words, 0x1000 | (UINT64_C(1) << 43), 1), MCG_PCPU_FAIL);
 	CHECK_EQ(mcg_pcpu_word_refill(words, 0x2000, 1, 64), MCG_PCPU_FAIL); /* nowhere */
 	/* A second word with the key: the first one is used until it goes. */
 	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, mcg_pcpu_word_pack(0x1000, 2), &old),
@@ -165,11 +171,11 @@ static void test_at(void)
 	CHECK_EQ(wordi(last), mcg_pcpu_word_pack(b, 0)); /* the key stays */
 	CHECK_EQ(wordi(0), mcg_pcpu_word_pack(a, 6));    /* untouched */
 	/* Largest limit the contract allows, no carry into the key. */
-	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, mcg_pcpu_word_pack(a, 0x7ff0), &old),
+	CHECK_EQ(mcg_pcpu_word_exchange(words, 0, mcg_pcpu_word_pack(a, 0x7fff0), &old),
 	         MCG_PCPU_OK);
-	CHECK_EQ(mcg_pcpu_word_refill_at(words, 0, a, 0x10, 0x7fff), MCG_PCPU_FAIL);
-	CHECK_EQ(mcg_pcpu_word_refill_at(words, 0, a, 0xf, 0x7fff), MCG_PCPU_OK);
-	CHECK_EQ(wordi(0), mcg_pcpu_word_pack(a, 0x7fff));
+	CHECK_EQ(mcg_pcpu_word_refill_at(words, 0, a, 0x10, 0x7ffff), MCG_PCPU_FAIL);
+	CHECK_EQ(mcg_pcpu_word_refill_at(words, 0, a, 0xf, 0x7ffff), MCG_PCPU_OK);
+	CHECK_EQ(wordi(0), mcg_pcpu_word_pack(a, 0x7ffff));
 	/* Stopped: both fail and change nothing. */
 	struct mcg_pcpu_word *w = mcg_pcpu_word_of(words, 0);
 	mcg_lock(&w->lock);
@@ -178,7 +184,7 @@ static void test_at(void)
 	mcg_unlock(&w->lock);
 	CHECK_EQ(mcg_pcpu_word_consume_at(words, 0, a, 1), MCG_PCPU_FAIL);
 	CHECK_EQ(mcg_pcpu_word_refill_at(words, last, b, 1, 64), MCG_PCPU_FAIL);
-	CHECK_EQ(wordi(0), mcg_pcpu_word_pack(a, 0x7fff));
+	CHECK_EQ(wordi(0), mcg_pcpu_word_pack(a, 0x7ffff));
 	mcg_lock(&w->lock);
 	mcg_pcpu_word_start(w);
 	mcg_unlock(&w->lock);
