@@ -24,6 +24,11 @@
  * (the library is loaded at start-up, or fits the static TLS surplus). */
 #define mcg_tls __thread __attribute__((tls_model("initial-exec")))
 #define mcg_cacheline_aligned __attribute__((aligned(64)))
+/* A fast-path entry point that starts on a cache line: its hot blocks sit
+ * where its own code puts them, whatever precedes it in the binary (a
+ * change elsewhere once moved mcg_cache_alloc/free by 0x170 bytes, and the
+ * plain pair from 0.92 to 1.00 of tcmalloc's time). */
+#define mcg_entry_aligned __attribute__((aligned(64)))
 #define MCG_CACHELINE 64
 
 #define MCG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -27,7 +27,7 @@ mcg_cold void *mcg_null_einval(void)
 }
 
 /* Every exit a return or a tail call: no frame on the fast paths. */
-mcg_public void *mcg_cache_alloc(mcg_cache_t *c)
+mcg_public mcg_entry_aligned void *mcg_cache_alloc(mcg_cache_t *c)
 {
 	if (unlikely(!c))
 		return mcg_null_einval();
@@ -36,7 +36,7 @@ mcg_public void *mcg_cache_alloc(mcg_cache_t *c)
 	return mcg_cache_alloc_fast(c);
 }
 
-mcg_public void mcg_cache_free(mcg_cache_t *c, void *obj)
+mcg_public mcg_entry_aligned void mcg_cache_free(mcg_cache_t *c, void *obj)
 {
 	if (unlikely(!obj))
 		return;
