@@ -88,7 +88,7 @@ static mcg_noinline void *kmalloc_small_slow(size_t size, struct mcg_cache *c)
 	return mcg_cache_alloc_slow(c);
 }
 
-mcg_public void *mcg_malloc(size_t size)
+mcg_public mcg_entry_aligned void *mcg_malloc(size_t size)
 {
 	if (likely(size <= KMALLOC_SMALL_MAX)) {
 		/* mcg_cache_alloc_fast(), its slow path given the size; the mode
@@ -127,7 +127,7 @@ static mcg_noinline void free_slow(void *p)
 	mcg_cache_free_slow(NULL, p, NULL, MCG_FREE_UNCHECKED);
 }
 
-mcg_public void mcg_free(void *p)
+mcg_public mcg_entry_aligned void mcg_free(void *p)
 {
 	/* NULL too: chunk 0 is never memcg's, and free_slow() returns for it. */
 	if (likely(mcg_chunk_owned(p))) {
