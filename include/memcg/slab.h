@@ -43,7 +43,7 @@ typedef void (*mcg_ctor_t)(void *obj);
  * group (mcg_group_current(), memcg/group.h) until it is freed; it counts in
  * memory.stat as slab_unreclaimable, or slab_reclaimable with
  * MCG_CACHE_RECLAIMABLE.  Each accounted object charges its slot size plus
- * 4 bytes (its entry in the slab's objcg vector): mcg_cache_stats()'s
+ * 2 bytes (its entry in the slab's objcg vector): mcg_cache_stats()'s
  * charge_size.  A freed object's charge may stay with it while it waits in
  * a CPU array for reuse (not counted as in use); mcg_group_drain_stocks()
  * gives such charges back.
@@ -145,7 +145,7 @@ typedef struct mcg_cache_stats {
 	size_t object_size;   /**< requested size */
 	size_t slot_size;     /**< bytes per object slot, with alignment and red zone */
 	size_t charge_size;   /**< bytes an accounted object charges: its slot and its
-	                           4-byte objcg entry (a kmalloc block: its usable size + 4) */
+	                           2-byte objcg entry (a kmalloc block: its usable size + 2) */
 	size_t active_objs;   /**< objects handed out to users */
 	size_t cached_objs;   /**< free objects parked in per-CPU arrays */
 	size_t num_objs;      /**< object slots in all slabs */
