@@ -140,17 +140,21 @@ void *mcg_cache_alloc_uncharge(struct mcg_cache *c, uintptr_t slot)
 static void slab_note_objcg(struct mcg_slab *s, mcg_objcg_id_t id)
 {
 	uintptr_t bits = (uintptr_t)id << MCG_SLOT_ID_SHIFT;
+	/* MIXED is published after the words are cleared (acquire/release):
+	 * an object handed out on seeing it can only be freed as mixed.
+	 * Read before the words were cleared, a free of it could take the
+	 * old objcg's id (test_sole_mt caught that). */
 	if (likely(mcg_slab_sole_bits(__atomic_load_n(&s->objcgs, __ATOMIC_RELAXED)) == bits) ||
-	    MCG_READ_ONCE(s->sole) == MCG_SOLE_MIXED)
+	    __atomic_load_n(&s->sole, __ATOMIC_ACQUIRE) == MCG_SOLE_MIXED)
 		return;
 	mcg_spin_lock(&s->lock);
 	if (s->sole == MCG_SOLE_UNSET) {
-		MCG_WRITE_ONCE(s->sole, MCG_SOLE_ONE);
 		mcg_slab_set_sole(s, bits);
+		__atomic_store_n(&s->sole, MCG_SOLE_ONE, __ATOMIC_RELEASE);
 	} else if (s->sole == MCG_SOLE_ONE &&
 	           mcg_slab_sole_bits(__atomic_load_n(&s->objcgs, __ATOMIC_RELAXED)) != bits) {
-		MCG_WRITE_ONCE(s->sole, MCG_SOLE_MIXED);
 		mcg_slab_set_sole(s, 0);
+		__atomic_store_n(&s->sole, MCG_SOLE_MIXED, __ATOMIC_RELEASE);
 	}
 	mcg_spin_unlock(&s->lock);
 }

@@ -411,8 +411,8 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 	}
 	if (s->inuse == 0 && MCG_READ_ONCE(s->sole) != MCG_SOLE_UNSET) {
 		/* No object out: the next ones may all be another objcg's. */
-		MCG_WRITE_ONCE(s->sole, MCG_SOLE_UNSET);
 		mcg_slab_set_sole(s, 0);
+		__atomic_store_n(&s->sole, MCG_SOLE_UNSET, __ATOMIC_RELEASE);
 	}
 	bool move = freed && (was_full || s->inuse == 0);
 	if (move)
