@@ -21,6 +21,15 @@ static inline long key_of(const char *buf, const char *key)
 	return -1;
 }
 
+/* The single value of @file of @g (memory.current, memory.max...), or -1. */
+static inline long read_long(mcg_group_t *g, const char *file)
+{
+	char buf[64];
+	if (mcg_group_read(g, file, buf, sizeof(buf)) < 0)
+		return -1;
+	return atol(buf);
+}
+
 /* The value of line "@key N" of @file of @g, or -1. */
 static inline long read_key(mcg_group_t *g, const char *file, const char *key)
 {

@@ -71,6 +71,7 @@
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
 #include "memcontrol.h"
+#include "stress.h"
 
 static mcg_cache_t *kacct, *krecl;
 static long slot_acct, slot_recl; /* charge per object: slot + vector entry */
@@ -97,14 +98,6 @@ static void check_rest(mcg_group_t *g)
 	CHECK_EQ(mstat(g, "slab"), mstat(g, "slab_reclaimable") + mstat(g, "slab_unreclaimable"));
 }
 
-static unsigned rnd(unsigned *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 17;
-	*x ^= *x << 5;
-	return *x;
-}
-
 static const size_t sizes[] = {8, 24, 64, 100, 250, 500, 1000, 3000, 4096, 9000};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
@@ -118,7 +111,7 @@ struct obj {
 /* Allocate an object of a random kind in group @g (NULL: the current one). */
 static int obj_alloc(struct obj *o, mcg_group_t *g, unsigned *seed)
 {
-	unsigned r = rnd(seed);
+	unsigned r = stress_rnd(seed);
 	o->kind = (int)(r % 3);
 	switch (o->kind) {
 	case 0:
@@ -229,13 +222,13 @@ static void *worker(void *arg)
 	static __thread struct obj live[LIVE];
 	mcg_group_t *prev = mcg_group_enter(w->g);
 	for (int i = 0; i < OPS; i++) {
-		struct obj *o = &live[rnd(&w->seed) % LIVE];
+		struct obj *o = &live[stress_rnd(&w->seed) % LIVE];
 		if (o->p)
 			obj_free(o);
 		else
 			CHECK_EQ(obj_alloc(o, NULL, &w->seed), 0);
 	}
-	w->anon_pages = 1 + rnd(&w->seed) % 4;
+	w->anon_pages = 1 + stress_rnd(&w->seed) % 4;
 	CHECK_EQ(mcg_charge(NULL, (unsigned long)w->anon_pages, 0), 0);
 	w->live_bytes = w->live_recl = 0;
 	for (int i = 0; i < LIVE; i++) {
@@ -530,7 +523,7 @@ static void *b_own(void *arg)
 	static struct obj mine[256];
 	mcg_group_t *prev = mcg_group_enter(x->g);
 	for (int i = 0; i < 4000; i++) {
-		struct obj *o = &mine[rnd(&x->seed) % 256];
+		struct obj *o = &mine[stress_rnd(&x->seed) % 256];
 		if (o->p)
 			obj_free(o);
 		else

@@ -31,14 +31,6 @@
 #define MB (1024L * 1024L)
 #define PAGES(bytes) ((bytes) / (long)MCG_GROUP_PAGE_SIZE)
 
-static long read_long(mcg_group_t *g, const char *file)
-{
-	char buf[64];
-	if (mcg_group_read(g, file, buf, sizeof(buf)) < 0)
-		return -1;
-	return strtol(buf, NULL, 10);
-}
-
 /* The selftests' values_close(): |a - b| <= (a + b) * err / 100. */
 static int values_close(long a, long b, int err) { return labs(a - b) <= (a + b) / 100 * err; }
 

@@ -51,14 +51,6 @@ static void on_report(const mcg_report_t *r)
 	reports++;
 }
 
-static long read_long(mcg_group_t *g, const char *file)
-{
-	char b[64];
-	if (mcg_group_read(g, file, b, sizeof(b)) < 0)
-		return -1;
-	return atol(b);
-}
-
 static long slab_of(mcg_group_t *g) { return read_key(g, "memory.stat", "slab"); }
 
 /* Slabs of @c that carry an objcg vector (node locks taken). */

@@ -29,6 +29,7 @@
 
 #include "group/group.h"
 #include "memcg/debug.h"
+#include "stress.h"
 #include "test.h"
 
 #define NGROUPS 16
@@ -44,21 +45,9 @@ static long over_max;
 
 static void on_signal(int sig) { (void)sig; }
 
-static unsigned rnd(unsigned *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 17;
-	*x ^= *x << 5;
-	return *x;
-}
-
 static void hop(unsigned *seed)
 {
-	unsigned n = mcg_nr_cpus();
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(rnd(seed) % n, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) == 0)
+	if (stress_hop(seed))
 		__atomic_fetch_add(&hops_total, 1, __ATOMIC_RELAXED);
 }
 
@@ -71,17 +60,17 @@ static void *charger(void *arg)
 	} held[HELD] = {{0}};
 	unsigned long ops = 0, enomem = 0;
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-		unsigned i = rnd(&seed) % HELD;
+		unsigned i = stress_rnd(&seed) % HELD;
 		if (held[i].g) {
 			CHECK_EQ(mcg_uncharge(held[i].g, held[i].n), 0);
 			mcg_group_put(held[i].g);
 			held[i].g = NULL;
 		} else {
 			char path[16];
-			snprintf(path, sizeof(path), "s/c%u", rnd(&seed) % NGROUPS);
+			snprintf(path, sizeof(path), "s/c%u", stress_rnd(&seed) % NGROUPS);
 			mcg_group_t *g;
 			if (mcg_group_lookup(NULL, path, &g) == 0) {
-				unsigned long n = 1 + rnd(&seed) % 16;
+				unsigned long n = 1 + stress_rnd(&seed) % 16;
 				int r = mcg_charge(g, n, MCG_CHARGE_NORECLAIM);
 				if (r == 0) {
 					held[i].g = g;
@@ -118,7 +107,7 @@ static void *churner(void *arg)
 	unsigned long n = 0;
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		char name[8];
-		snprintf(name, sizeof(name), "c%u", rnd(&seed) % NGROUPS);
+		snprintf(name, sizeof(name), "c%u", stress_rnd(&seed) % NGROUPS);
 		mcg_group_t *g;
 		char path[16];
 		snprintf(path, sizeof(path), "s/%s", name);
@@ -133,7 +122,7 @@ static void *churner(void *arg)
 				mcg_group_put(g); /* the tree keeps it */
 		}
 		n++;
-		if (rnd(&seed) % 64 == 0)
+		if (stress_rnd(&seed) % 64 == 0)
 			mcg_group_drain_stocks();
 		usleep(50);
 	}
@@ -145,7 +134,7 @@ static void *signaller(void *arg)
 {
 	unsigned seed = 99;
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-		pthread_kill(chargers[rnd(&seed) % CHARGERS], SIGUSR1);
+		pthread_kill(chargers[stress_rnd(&seed) % CHARGERS], SIGUSR1);
 		__atomic_fetch_add(&signals_total, 1, __ATOMIC_RELAXED);
 		usleep(20);
 	}

@@ -45,6 +45,7 @@
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
 #include "group_file.h"
+#include "stress.h"
 #include "test.h"
 
 #if MCG_TSAN
@@ -79,30 +80,6 @@ struct hdr {
 
 static const size_t sizes[] = {16, 24, 64, 100, 250, 512, 1000, 2048, 3000, 8192};
 
-static unsigned rnd(unsigned *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 17;
-	*x ^= *x << 5;
-	return *x;
-}
-
-static long read_long(mcg_group_t *g, const char *file)
-{
-	char b[64];
-	if (mcg_group_read(g, file, b, sizeof(b)) < 0)
-		return -1;
-	return atol(b);
-}
-
-static void hop(unsigned *seed)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(rnd(seed) % mcg_nr_cpus(), &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* Check and free an object some thread published. */
 static void obj_free(void *p)
 {
@@ -123,7 +100,7 @@ static void obj_free(void *p)
 static mcg_group_t *pick_group(unsigned *seed)
 {
 	char path[16];
-	snprintf(path, sizeof(path), "s/g%u", rnd(seed) % (NGROUPS + 2));
+	snprintf(path, sizeof(path), "s/g%u", stress_rnd(seed) % (NGROUPS + 2));
 	mcg_group_t *g;
 	if (mcg_group_lookup(NULL, path, &g) == 0)
 		return g;
@@ -133,7 +110,7 @@ static mcg_group_t *pick_group(unsigned *seed)
 
 static void *obj_alloc(mcg_group_t *g, unsigned *seed, uint16_t thread)
 {
-	unsigned r = rnd(seed);
+	unsigned r = stress_rnd(seed);
 	uint16_t kind = (uint16_t)(r % 4 < 2 ? r % 4 : 2);
 	void *p;
 	long charge;
@@ -171,12 +148,12 @@ static void *worker(void *arg)
 	unsigned long ops = 0, allocs = 0, frees = 0, foreign = 0, parent = 0;
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		pthread_rwlock_rdlock(&pause_lock);
-		unsigned i = rnd(&seed) % NSLOTS;
-		if (rnd(&seed) % 2) {
+		unsigned i = stress_rnd(&seed) % NSLOTS;
+		if (stress_rnd(&seed) % 2) {
 			mcg_group_t *g = pick_group(&seed);
 			void *p = obj_alloc(g, &seed, id);
 			CHECK(p != NULL);
-			if (p && rnd(&seed) % 8 == 0) {
+			if (p && stress_rnd(&seed) % 8 == 0) {
 				mcg_group_t *owner = NULL;
 				CHECK_EQ(mcg_obj_group(p, &owner), 0);
 				/* g, or s if g was removed since */
@@ -202,7 +179,7 @@ static void *worker(void *arg)
 		}
 		pthread_rwlock_unlock(&pause_lock);
 		if (++ops % 256 == 0)
-			hop(&seed);
+			stress_hop(&seed);
 	}
 	__atomic_fetch_add(&allocs_total, allocs, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&frees_total, frees, __ATOMIC_RELAXED);
@@ -219,7 +196,7 @@ static void *churner(void *arg)
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		pthread_rwlock_rdlock(&pause_lock);
 		char name[8], path[16];
-		snprintf(name, sizeof(name), "g%u", rnd(&seed) % NGROUPS);
+		snprintf(name, sizeof(name), "g%u", stress_rnd(&seed) % NGROUPS);
 		snprintf(path, sizeof(path), "s/%s", name);
 		mcg_group_t *g;
 		if (mcg_group_lookup(NULL, path, &g) == 0) {
@@ -291,11 +268,7 @@ static void test_objcg_mt(void)
 	mcg_cache_stats(krecl, &st);
 	slot_recl = (long)st.charge_size;
 
-	pthread_rwlockattr_t attr;
-	pthread_rwlockattr_init(&attr);
-	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&pause_lock, &attr);
-	pthread_rwlockattr_destroy(&attr);
+	stress_pause_lock_init(&pause_lock);
 
 	pthread_t w[WORKERS], ch, dr;
 	for (int i = 0; i < WORKERS; i++)
@@ -303,8 +276,7 @@ static void test_objcg_mt(void)
 	pthread_create(&ch, NULL, churner, NULL);
 	pthread_create(&dr, NULL, drainer, NULL);
 
-	const char *secs = getenv("MCG_STRESS_SECONDS");
-	double total = secs ? atof(secs) : MCG_TSAN ? 3.0 : 2.0;
+	double total = stress_seconds(MCG_TSAN ? 3.0 : 2.0);
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {

@@ -37,6 +37,7 @@
 #include "memcg/slab.h"
 #include "slab/slab.h"
 #include "group_file.h"
+#include "stress.h"
 #include "test.h"
 
 #define WORKERS 4
@@ -62,30 +63,6 @@ static long charge;
 static uintptr_t bits_of[WORKERS]; /* each group's objcg id, where a slab word has it */
 static unsigned long seen_one, seen_mixed, allocs_total, frees_total, foreign_total, pauses_total,
         frees_sole;
-
-static unsigned rnd(unsigned *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 17;
-	*x ^= *x << 5;
-	return *x;
-}
-
-static long read_long(mcg_group_t *g, const char *file)
-{
-	char b[64];
-	if (mcg_group_read(g, file, b, sizeof(b)) < 0)
-		return -1;
-	return atol(b);
-}
-
-static void hop(unsigned *seed)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(rnd(seed) % mcg_nr_cpus(), &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
 
 static void obj_free(void *p, int me)
 {
@@ -114,9 +91,9 @@ static void *worker(void *arg)
 	mcg_group_enter(groups[me]);
 	for (unsigned long op = 0; !__atomic_load_n(&stop, __ATOMIC_RELAXED); op++) {
 		if (op % 300 == 0)
-			hop(&seed);
+			stress_hop(&seed);
 		pthread_rwlock_rdlock(&pause_lock);
-		unsigned r = rnd(&seed) % 100;
+		unsigned r = stress_rnd(&seed) % 100;
 		int *n = &nlocal[me];
 		if (r < 45 && *n < LOCAL) {
 			struct obj *o = mcg_cache_alloc(k);
@@ -129,12 +106,12 @@ static void *worker(void *arg)
 				locals[me][(*n)++] = o;
 			}
 		} else if (r < 55 && *n > 0) { /* pass one on, free what was there */
-			void *old = __atomic_exchange_n(&shared[rnd(&seed) % NSHARED],
+			void *old = __atomic_exchange_n(&shared[stress_rnd(&seed) % NSHARED],
 			                                locals[me][--*n], __ATOMIC_ACQ_REL);
 			if (old)
 				obj_free(old, me);
 		} else if (r < 97 && *n > 0) {
-			unsigned i = rnd(&seed) % (unsigned)*n;
+			unsigned i = stress_rnd(&seed) % (unsigned)*n;
 			void *p = locals[me][i];
 			locals[me][i] = locals[me][--*n];
 			obj_free(p, me);
@@ -205,17 +182,12 @@ static void test_sole_mt(void)
 		bits_of[w] = (uintptr_t)mcg_objcg_of(groups[w], MCG_OBJCG_SLAB_UNRECLAIMABLE)->id
 		             << MCG_SLOT_ID_SHIFT;
 	}
-	pthread_rwlockattr_t attr;
-	pthread_rwlockattr_init(&attr);
-	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&pause_lock, &attr);
-	pthread_rwlockattr_destroy(&attr);
+	stress_pause_lock_init(&pause_lock);
 
 	pthread_t t[WORKERS];
 	for (int w = 0; w < WORKERS; w++)
 		pthread_create(&t[w], NULL, worker, (void *)(uintptr_t)w);
-	const char *secs = getenv("MCG_STRESS_SECONDS");
-	double total = secs ? atof(secs) : MCG_TSAN ? 3.0 : 2.0;
+	double total = stress_seconds(MCG_TSAN ? 3.0 : 2.0);
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
