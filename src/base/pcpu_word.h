@@ -7,12 +7,11 @@
  * base + (cpu << MCG_PCPU_SHIFT).  Each word packs a key (the low 44 bits:
  * a pointer to a 16-byte aligned object below 2^48, shifted right by 4,
  * mcg_pcpu_word_key_of(); 0 = empty) and a count (the high 20 bits).
- * Operations are rseq
- * critical sections whose commit is one store of one word, the last
- * instruction (base/percpu.h).  consume and refill scan the words in order
- * and act on the first whose key is K (a key normally sits in one word; if a
- * caller installed it twice, the later copy is only found once the first
- * leaves):
+ * Operations are rseq critical sections whose commit is one store of one
+ * word, the last instruction (base/percpu.h).  consume and refill scan the
+ * words in order and act on the first whose key is K (a key normally sits
+ * in one word; if a caller installed it twice, the later copy is only found
+ * once the first leaves):
  *
  *   consume  : if !stopped && words[i].key == K && count >= n  { commit count - n }
  *   refill   : if !stopped && words[i].key == K && count + n <= limit { commit count + n }
@@ -49,6 +48,7 @@
 #define MCG_PCPU_WORD_KEY_BITS 44
 #define MCG_PCPU_WORD_KEY_MASK ((UINT64_C(1) << MCG_PCPU_WORD_KEY_BITS) - 1)
 #define MCG_PCPU_WORD_COUNT_MAX 0xfffffu
+_Static_assert(MCG_PCPU_WORD_KEY_BITS == 44, "the assembly shifts the count out by 64 - 44 = 20");
 /* Words per CPU (the charge stock's entries); at most 9 fit beside the lock. */
 #define MCG_PCPU_WORDS 7
 
