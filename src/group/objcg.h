@@ -66,8 +66,9 @@
  * back into the word - of objects of 1 KiB (16 pages a flush) three in a
  * row, of 256 B fifteen - and only the next one trims it (stock_put(),
  * objcg.c: the slow path, the objcg's lock).  With 15 pages, every flush
- * of 1 KiB objects and every fourth of 256 B took it: accounted frees of
- * those sizes spent 8-10 % of their time giving back.  A word counts to
+ * of 1 KiB objects and every fourth of 256 B took it: a flush giving
+ * nothing back took 5-9 % off the accounted free's time at 256-1024 B
+ * (two threads, one objcg).  A word counts to
  * 0xfffff and a refill adds at most this much to at most this much, which
  * must not carry out of the count (base/pcpu_word.h).
  */
