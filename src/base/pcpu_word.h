@@ -62,7 +62,13 @@ struct mcg_pcpu_word {
 _Static_assert(sizeof(struct mcg_pcpu_word) == MCG_PCPU_STRIDE, "stride");
 _Static_assert(__builtin_offsetof(struct mcg_pcpu_word, words) == 8, "the asm's offsets");
 
-/** mcg_pcpu_word_key_of - the key of @p: 16-byte aligned, below 2^48. */
+/** mcg_pcpu_word_keyable - can @p be a key: 16-byte aligned, below 2^48? */
+static inline bool mcg_pcpu_word_keyable(const void *p)
+{
+	return !((uintptr_t)p & 15) && !((uintptr_t)p >> (MCG_PCPU_WORD_KEY_BITS + 4));
+}
+
+/** mcg_pcpu_word_key_of - the key of @p (mcg_pcpu_word_keyable()). */
 static inline uint64_t mcg_pcpu_word_key_of(const void *p) { return (uintptr_t)p >> 4; }
 
 /** mcg_pcpu_word_ptr - the pointer key @key stands for. */

@@ -193,7 +193,7 @@ mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group
 	}
 
 	/* The stock packs a group's address in 44 bits (base/pcpu_word.h). */
-	MCG_BUG_ON(mcg_pcpu_word_ptr(mcg_pcpu_word_key_of(g)) != g);
+	MCG_BUG_ON(!mcg_pcpu_word_keyable(g));
 	strcpy(g->name, name);
 	g->name_len = (uint8_t)strlen(name); /* <= MCG_GROUP_NAME_MAX */
 	mcg_page_counter_init(&g->memory, &parent->memory);

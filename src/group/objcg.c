@@ -426,6 +426,7 @@ int mcg_objcg_create_all(mcg_group_t *g)
 			x = mcg_aligned_alloc(MCG_CACHELINE, sizeof(*x));
 		if (!x)
 			break;
+		MCG_BUG_ON(!mcg_pcpu_word_keyable(x)); /* its stock words' key */
 		memset(x, 0, sizeof(*x));
 		mcg_spin_init(&x->lock, MCG_RANK_OBJCG);
 		x->kind = (uint32_t)k;

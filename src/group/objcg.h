@@ -68,9 +68,9 @@
  * objcg.c: the slow path, the objcg's lock).  With 15 pages, every flush
  * of 1 KiB objects and every fourth of 256 B took it: a flush giving
  * nothing back took 5-9 % off the accounted free's time at 256-1024 B
- * (two threads, one objcg).  A word counts to
- * 0xfffff and a refill adds at most this much to at most this much, which
- * must not carry out of the count (base/pcpu_word.h).
+ * (two threads, one objcg).  A word counts to 0xfffff and a refill adds
+ * at most this much to at most this much, which must not carry out of the
+ * count (base/pcpu_word.h).
  */
 #define MCG_OBJCG_STOCK_PAGES 64
 #define MCG_OBJCG_STOCK_UNITS (MCG_OBJCG_STOCK_PAGES * MCG_OBJCG_UNITS_PER_PAGE)

@@ -11,9 +11,10 @@
  *
  * Each CPU's stock holds MCG_GROUP_STOCK_ENTRIES entries (the kernel's
  * NR_MEMCG_STOCK, 2025), each a 64-bit word: a group's address (its key, 44
- * bits) and its page count (20 bits, at most MCG_GROUP_STOCK_PAGES), operated on by
- * base/pcpu_word.h: consume and refill scan the entries for the group.  So
- * a thread that charges a few groups in turn keeps each one's pages stocked.
+ * bits) and its page count (20 bits, at most MCG_GROUP_STOCK_PAGES),
+ * operated on by base/pcpu_word.h: consume and refill scan the entries for
+ * the group.  So a thread that charges a few groups in turn keeps each
+ * one's pages stocked.
  * A group missing from the stock is installed in an empty entry, else over
  * one chosen round robin (mcg_stock_pick_entry()), whose pages and reference go back.
  * A word that names a group holds a reference to it.  Whoever exchanges a

@@ -40,6 +40,9 @@ static void test_pack(void)
 	void *p = (void *)(uintptr_t)0x7fffdeadbee0ull;
 	CHECK_EQ(mcg_pcpu_word_key_of(p), 0x7fffdeadbeeull);
 	CHECK(mcg_pcpu_word_ptr(mcg_pcpu_word_key_of(p)) == p);
+	CHECK(mcg_pcpu_word_keyable(p));
+	CHECK(!mcg_pcpu_word_keyable((char *)p + 8));                         /* misaligned */
+	CHECK(!mcg_pcpu_word_keyable((void *)(uintptr_t)0x1000000000000ull)); /* 2^48 */
 }
 
 static void test_ops(void)
