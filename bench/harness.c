@@ -3,7 +3,6 @@
 #include "harness.h"
 
 #include <fcntl.h>
-#include <math.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -69,38 +68,6 @@ long bench_rss_kib(void)
 	if (sscanf(buf, "%ld %ld", &size, &resident) != 2)
 		return -1;
 	return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-double bench_median(double *v, int n)
-{
-	if (n <= 0)
-		return 0;
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-double bench_mean(const double *v, int n)
-{
-	double s = 0;
-	for (int i = 0; i < n; i++)
-		s += v[i];
-	return n > 0 ? s / n : 0;
-}
-
-double bench_stddev(const double *v, int n)
-{
-	if (n < 2)
-		return 0;
-	double m = bench_mean(v, n), s = 0;
-	for (int i = 0; i < n; i++)
-		s += (v[i] - m) * (v[i] - m);
-	return sqrt(s / (n - 1));
 }
 
 bool bench_f1_args(int argc, char **argv, int max_threads, int max_rounds, struct bench_f1_args *a)

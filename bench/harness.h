@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stats.h"
+
 struct bench_opts {
 	bool json;   /* --json: one object per line on stdout */
 	bool smoke;  /* --smoke: tiny sizes, one run: proves it works, measures nothing */
@@ -57,11 +59,6 @@ void bench_start_thread(pthread_t *tid, void *(*fn)(void *), void *arg);
 
 /** bench_rss_kib - this process's resident set (from /proc/self/statm) in KiB, or -1. */
 long bench_rss_kib(void);
-
-/** bench_median / bench_mean / bench_stddev - of @n values (bench_median sorts @v). */
-double bench_median(double *v, int n);
-double bench_mean(const double *v, int n);
-double bench_stddev(const double *v, int n);
 
 /** The free1m workers' arguments: SIZE THREADS NOBJ, and ROUNDS for the -ab ones. */
 struct bench_f1_args {
