@@ -127,6 +127,18 @@ mcg_public long mcg_slab_reap_all(void)
 	return bytes;
 }
 
+mcg_public long mcg_slab_shrink_all(void)
+{
+	if (mcg_slab_init())
+		return 0;
+	long bytes = 0;
+	mcg_lock(&mcg_cache_list_lock);
+	mcg_list_for_each (pos, &mcg_cache_list)
+		bytes += mcg_cache_shrink(mcg_list_entry(pos, struct mcg_cache, link));
+	mcg_unlock(&mcg_cache_list_lock);
+	return bytes;
+}
+
 /* ------------------------------------------------------------ the reaper */
 
 static pthread_mutex_t reaper_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "memcg/debug.h"
+#include "memcg/kmalloc.h"
 #include "memcg/slab.h"
 #include "os/os.h"
 #include "page/pages.h"
@@ -215,6 +216,40 @@ static void test_reap_all_and_reaper(void)
 	free(objs);
 }
 
+/* Every cache at once, kmalloc's included: each keeps no object in its arrays and no slab. */
+static void test_shrink_all(void)
+{
+	mcg_cache_t *c = mcg_cache_create("shrink-all", 256, 0, 0, NULL);
+	REQUIRE(c);
+	size_t n = stats_of(c).objs_per_slab * 8;
+	void **objs = calloc(n, sizeof(void *)), **km = calloc(n, sizeof(void *));
+	REQUIRE(objs && km);
+	for (size_t i = 0; i < n; i++) {
+		objs[i] = mcg_cache_alloc(c);
+		km[i] = mcg_malloc(200);
+	}
+	mcg_cache_t *kc = mcg_slab_of(km[0])->cache;
+	mcg_cache_stats_t before = stats_of(kc);
+	for (size_t i = 0; i < n; i++) {
+		mcg_cache_free(c, objs[i]);
+		mcg_free(km[i]);
+	}
+	size_t slabs = stats_of(c).num_slabs;
+	long bytes = mcg_slab_shrink_all();
+	/* At least this cache's slabs went back; the kmalloc cache kept only slabs
+	 * holding objects other code allocated before this test. */
+	CHECK(bytes >= (long)(slabs * stats_of(c).slab_bytes));
+	CHECK_EQ(stats_of(c).num_slabs, 0);
+	CHECK_EQ(stats_of(c).cached_objs, 0);
+	mcg_cache_stats_t after = stats_of(kc);
+	CHECK_EQ(after.cached_objs, 0);
+	CHECK_EQ(after.num_slabs, after.active_slabs);
+	CHECK(after.num_slabs < before.num_slabs);
+	CHECK_EQ(mcg_cache_destroy(c), 0);
+	free(objs);
+	free(km);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -222,6 +257,7 @@ int main(int argc, char **argv)
 	RUN(test_reap_arrays);
 	RUN(test_reap_slabs_gradually);
 	RUN(test_reap_all_and_reaper);
+	RUN(test_shrink_all);
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED")) {
 		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
