@@ -454,7 +454,7 @@ struct fp_thread {
 	pthread_t tid;
 	int cpu;
 	int err;
-	double ms[MAX_FP], cpu_ms[MAX_FP];
+	double ms[MAX_FP][FP_BLOCKS], cpu_ms[MAX_FP][FP_BLOCKS]; /* each block's frees */
 };
 
 W_INLINE bool fp_alloc_run(enum bench_kind k, const struct w_api *a, size_t size, void **objs,
@@ -531,8 +531,8 @@ static void *fp_thread_fn(void *arg)
 				else
 					fp_free_fp(a, objs[j] + at, end - at);
 			}
-			t->cpu_ms[j] += (double)(bench_thread_cpu_ns() - c0) / 1e6;
-			t->ms[j] += (double)(bench_now_ns() - t0) / 1e6;
+			t->cpu_ms[j][b] = (double)(bench_thread_cpu_ns() - c0) / 1e6;
+			t->ms[j][b] = (double)(bench_now_ns() - t0) / 1e6;
 		}
 	}
 	for (int j = 0; j < sh->nv; j++)
@@ -541,34 +541,57 @@ static void *fp_thread_fn(void *arg)
 	return NULL;
 }
 
-/* One round: each allocator's mean over threads of its frees' wall and CPU ms. */
+/*
+ * One round.  @ms, @cpu_ms: each allocator's frees, the mean over threads
+ * of their sum over blocks.  @ratio, @cpu_ratio (for allocators 1..): the
+ * median over blocks of allocator 0's block time / this one's (each block
+ * the mean over threads), which a thread preempted in one block does not
+ * move as it moves a sum.
+ */
 static int fp_round(const struct w_api *api, int nv, size_t size, int nthr, size_t n, double *ms,
-                    double *cpu_ms)
+                    double *cpu_ms, double *ratio, double *cpu_ratio)
 {
-	struct fp_thread t[MAX_THREADS];
+	struct fp_thread *t = calloc((size_t)nthr, sizeof(*t));
+	if (!t)
+		return 1;
 	struct fp_shared sh = {.api = api, .nv = nv, .size = size, .n = n};
 	sh.block = (n + FP_BLOCKS - 1) / FP_BLOCKS;
 	pthread_barrier_init(&sh.step, NULL, (unsigned)nthr);
 	for (int i = 0; i < nthr; i++) {
-		t[i] = (struct fp_thread){.sh = &sh, .cpu = bench_thread_cpu(i)};
+		t[i].sh = &sh;
+		t[i].cpu = bench_thread_cpu(i);
 		bench_start_thread(&t[i].tid, fp_thread_fn, &t[i]);
 	}
 	int err = 0;
-	for (int j = 0; j < nv; j++)
-		ms[j] = cpu_ms[j] = 0;
 	for (int i = 0; i < nthr; i++) {
 		pthread_join(t[i].tid, NULL);
 		err |= t[i].err;
-		for (int j = 0; j < nv; j++) {
-			ms[j] += t[i].ms[j] / nthr;
-			cpu_ms[j] += t[i].cpu_ms[j] / nthr;
-		}
 	}
 	pthread_barrier_destroy(&sh.step);
+	int nb = (int)((n + sh.block - 1) / sh.block);
+	double w[MAX_FP][FP_BLOCKS] = {{0}}, c[MAX_FP][FP_BLOCKS] = {{0}};
+	for (int j = 0; j < nv; j++) {
+		ms[j] = cpu_ms[j] = 0;
+		for (int b = 0; b < nb; b++) {
+			for (int i = 0; i < nthr; i++) {
+				w[j][b] += t[i].ms[j][b] / nthr;
+				c[j][b] += t[i].cpu_ms[j][b] / nthr;
+			}
+			ms[j] += w[j][b];
+			cpu_ms[j] += c[j][b];
+		}
+		ratio[j] = bench_ratio_median(w[0], w[j], nb);
+		cpu_ratio[j] = bench_ratio_median(c[0], c[j], nb);
+	}
+	free(t);
 	return err ? 1 : 0;
 }
 
-/* free1m-fp: SIZE THREADS NOBJ ROUNDS NAME...: per round, per NAME, wall ms then CPU ms. */
+/*
+ * free1m-fp: SIZE THREADS NOBJ ROUNDS NAME...  Per round: each NAME's wall
+ * ms and CPU ms, then for each NAME after the first the median block ratio
+ * of the first to it, wall and CPU (fp_round()).
+ */
 static int worker_free1m_fp(int argc, char **argv)
 {
 	struct bench_f1_args f;
@@ -585,11 +608,13 @@ static int worker_free1m_fp(int argc, char **argv)
 			return 1;
 	}
 	for (int r = 0; r < f.rounds; r++) {
-		double ms[MAX_FP], cpu_ms[MAX_FP];
-		if (fp_round(a, nv, f.size, f.threads, f.n, ms, cpu_ms))
+		double ms[MAX_FP], cpu_ms[MAX_FP], q[MAX_FP], qc[MAX_FP];
+		if (fp_round(a, nv, f.size, f.threads, f.n, ms, cpu_ms, q, qc))
 			return 1;
 		for (int i = 0; i < nv; i++)
 			printf("%.4f %.4f ", ms[i], cpu_ms[i]);
+		for (int i = 1; i < nv; i++)
+			printf("%.4f %.4f ", q[i], qc[i]);
 		printf("\n");
 	}
 	for (int i = 0; i < nv; i++)
@@ -1128,8 +1153,8 @@ static void pooled(struct matrix *m, int cfg, int var, int nv, double *mean, dou
 }
 
 /* One free1m-fp process per run for memcg against in-process allocator @b at
- * size @cfg: the median over runs of memcg / @b in wall (*@wall) and CPU
- * (*@cpu) time.  Return 0, or -1 if a worker failed. */
+ * size @cfg: the median over runs of the median block ratio memcg / @b in
+ * wall (*@wall) and CPU (*@cpu) time.  Return 0, or -1 if a worker failed. */
 static int free1m_fp(struct ctx *x, int cfg, int b, double *wall, double *cpu)
 {
 	double rw[64], rc[64];
@@ -1142,13 +1167,13 @@ static int free1m_fp(struct ctx *x, int cfg, int b, double *wall, double *cpu)
 		a[9] = x->fp[0];
 		a[10] = x->fp[b];
 		a[11] = NULL;
-		double v[4];
-		if (bench_worker_run(&fp_worker, a, v, 4) != 4) {
+		double v[6];
+		if (bench_worker_run(&fp_worker, a, v, 6) != 6) {
 			fprintf(stderr, "memcg bench: free1m-fp/%s failed\n", x->fp[b]);
 			return -1;
 		}
-		rw[n] = v[0] / v[2];
-		rc[n++] = v[1] / v[3];
+		rw[n] = v[4];
+		rc[n++] = v[5];
 	}
 	*wall = bench_median(rw, n);
 	*cpu = bench_median(rc, n);
@@ -1211,9 +1236,9 @@ static int case_free1m(struct ctx *x)
 			printf(" | %6.3f %-9s %s\n", worst, who >= 0 ? x->fp[who] : "-", tv);
 	}
 	if (!x->o.json) {
-		printf("cells: memcg's wall time / the baseline's (CPU time beside); target: memcg "
-		       "(its shim's free) <= every baseline, judged on the worst; TIE: within 3 "
-		       "%%\n");
+		printf("cells: memcg's wall time / the baseline's, the median over blocks of each "
+		       "block's ratio (CPU time beside); target: memcg (its shim's free) <= every "
+		       "baseline, judged on the worst; TIE: within 3 %%\n");
 		printf("each allocator in its own process (memcg: its shim under LD_PRELOAD; "
 		       "mcg-cache, mcg_malloc: direct calls), ms per thread, wall (median of the "
 		       "mean; +- stddev over all threads and runs), for information:\n%5s",
