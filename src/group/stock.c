@@ -12,7 +12,7 @@
  * Each CPU's stock holds MCG_GROUP_STOCK_ENTRIES entries (the kernel's
  * NR_MEMCG_STOCK, 2025), each a 64-bit word: a group's address (its key, 44
  * bits) and its page count (20 bits, at most MCG_GROUP_STOCK_PAGES),
- * operated on by base/pcpu_word.h: consume and refill scan the entries for
+ * operated on by percpu/pcpu_word.h: consume and refill scan the entries for
  * the group.  So a thread that charges a few groups in turn keeps each
  * one's pages stocked.
  * A group missing from the stock is installed in an empty entry, else over
@@ -29,7 +29,7 @@
  * by at most MCG_GROUP_STOCK_SLACK_PAGES x CPUs, and are exact after
  * mcg_group_drain_stocks().
  *
- * Remote drain (base/percpu.h), 32 CPUs at a time: lock each CPU's stock
+ * Remote drain (percpu/percpu.h), 32 CPUs at a time: lock each CPU's stock
  * (MCG_RANK_LEAF, in CPU order), stop it, one fence, then take its entries
  * (all, or the group's), start and unlock the CPU; then return their pages
  * and references with no lock held (that may take objcg and tree locks).
@@ -42,7 +42,7 @@
 #include <errno.h>
 
 #include "base/log.h"
-#include "base/pcpu_word.h"
+#include "percpu/pcpu_word.h"
 #include "group/group.h"
 #include "group/objcg.h"
 #include "os/os.h"

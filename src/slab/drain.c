@@ -4,7 +4,7 @@
  * of them, and every empty slab) and reap (aging, a little at a time, as
  * seed 001 asks: shrink is costly and rare, reap is cheap and periodic).
  *
- * Protocol (base/percpu.h): lock the arrays, stop them, one fence, then the
+ * Protocol (percpu/percpu.h): lock the arrays, stop them, one fence, then the
  * arrays are ours until started again.
  */
 #include <errno.h>

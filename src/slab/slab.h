@@ -10,7 +10,7 @@
  *            chunk's header (struct mcg_slab), so a pointer finds it by
  *            masking.  A slab belongs to one cache and one NUMA node.
  *   node   - per cache per NUMA node: slab lists partial / full / empty.
- *   array  - per cache per CPU: a stack of free objects (base/pcpu_stack.h).
+ *   array  - per cache per CPU: a stack of free objects (percpu/pcpu_stack.h).
  *   inuse  - objects out of a slab: held by users or parked in arrays.
  *
  * Invariants
@@ -45,7 +45,7 @@
 
 #include "base/list.h"
 #include "base/lock.h"
-#include "base/pcpu_stack.h"
+#include "percpu/pcpu_stack.h"
 #include "memcg/debug.h"
 #include "memcg/slab.h"
 #include "page/chunk.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_pcpu_stack.c - the per-CPU stacks' rseq sections (base/pcpu_stack.h):
+ * test_pcpu_stack.c - the per-CPU stacks' rseq sections (percpu/pcpu_stack.h):
  * push and pop, full and empty, the double-free test on the top slot (an
  * empty stack compares with its NULL slot below), the push that fails
  * while its gate is closed, stop and start.  Pinned to CPU 0.  Then again with MCG_RSEQ=0: the fast
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <sched.h>
 
-#include "base/pcpu_stack.h"
+#include "percpu/pcpu_stack.h"
 #include "os/os.h"
 #include "test.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* base/pcpu_stack.c - the locked path of per-CPU stacks (see pcpu_stack.h):
+/* percpu/pcpu_stack.c - the locked path of per-CPU stacks (see pcpu_stack.h):
  * bounded by cap and 0, since lo and hi read stopped in locked mode. */
-#include "base/pcpu_stack.h"
+#include "percpu/pcpu_stack.h"
 
 void *mcg_locked_stack_pop(struct mcg_pcpu_stack *base)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * base/pcpu_stack.h - a per-CPU stack of pointers: the slab fast path.
+ * percpu/pcpu_stack.h - a per-CPU stack of pointers: the slab fast path.
  *
  * Each CPU has a header { cur, touched, lo, hi, slots, lock } at
  * base + (cpu << MCG_PCPU_SHIFT); slots[0, cur) hold objects (pointers,
@@ -39,7 +39,7 @@
 #include <stdint.h>
 
 #include "base/lock.h"
-#include "base/percpu.h"
+#include "percpu/percpu.h"
 
 #define MCG_PCPU_STOPPED 0x7fffffffu
 
@@ -89,16 +89,16 @@ static inline struct mcg_pcpu_stack *mcg_pcpu_stack_of(struct mcg_pcpu_stack *ba
 	".quad 1f, (2f - 1f), 4f\n\t"                                                              \
 	".popsection\n\t"                                                                          \
 	".pushsection __rseq_failure, \"ax\"\n\t"                                                  \
-	".byte 0x0f, 0xb9, 0x3d\n\t"                                                               \
-	".long 0x53053053\n\t"                                                                     \
+	".byte 0x0f, 0xb9, 0x3d\n\t" /* ud1 <sig>(%%rip), %%edi: decodes, never runs */            \
+	".long %c[rseq_sig]\n\t"                                                                   \
 	"4:\n\t"                                                                                   \
 	"jmp %l[" #abort "]\n\t"                                                                   \
 	".popsection\n\t"                                                                          \
 	"leaq 3b(%%rip), %%rax\n\t"                                                                \
-	"movq %%rax, %%fs:8(%[rseq])\n\t"                                                          \
+	"movq %%rax, %%fs:%c[rseq_cs](%[rseq])\n\t"                                                \
 	"1:\n\t"                                                                                   \
-	"movl %%fs:4(%[rseq]), %%eax\n\t"                                                          \
-	"shlq $7, %%rax\n\t"                                                                       \
+	"movl %%fs:%c[rseq_cpu_id](%[rseq]), %%eax\n\t"                                            \
+	"shlq %[pcpu_shift], %%rax\n\t"                                                            \
 	"addq %[base], %%rax\n\t"
 
 /*
@@ -124,7 +124,7 @@ retry:
 	                              "movl %%ecx, (%%rax)\n\t"           /* commit cur-1 */
 	                              "2:\n\t"
 	        : [obj] "=&r"(obj)
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base)
+	        : MCG_RSEQ_OPERANDS, [base] "r"(base)
 	        : "rax", "rcx", "rdx", "memory", "cc"
 	        : abort, empty);
 	if (!obj) /* the arrays hold objects only: lets callers skip a test */
@@ -158,7 +158,7 @@ empty:
  * full and dfree. */
 #define MCG_RSEQ_PUSH_OPERANDS(...)                                                                \
 	:                                                                                          \
-	: [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)__VA_ARGS__                 \
+	: MCG_RSEQ_OPERANDS, [base] "r"(base), [obj] "r"(obj)__VA_ARGS__                 \
 	: "rax", "rcx", "rdx", "memory", "cc"                                                      \
 	: abort, full, dfree
 
@@ -238,8 +238,7 @@ retry:
 	                              "movl %%ecx, (%%rax)\n\t" /* commit cur+k */
 	                              "2:\n\t"
 	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [src] "r"(src), [n] "r"(n),
-	          [done] "r"(&done)
+	        : MCG_RSEQ_OPERANDS, [base] "r"(base), [src] "r"(src), [n] "r"(n), [done] "r"(&done)
 	        : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc"
 	        : abort, full);
 	return done;
@@ -276,8 +275,7 @@ retry:
 	                              "movl %%ecx, (%%rax)\n\t" /* commit cur-k */
 	                              "2:\n\t"
 	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [dst] "r"(dst), [n] "r"(n),
-	          [done] "r"(&done)
+	        : MCG_RSEQ_OPERANDS, [base] "r"(base), [dst] "r"(dst), [n] "r"(n), [done] "r"(&done)
 	        : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc"
 	        : abort, empty);
 	return done;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * base/pcpu_word.c - the locked path of per-CPU words (see pcpu_word.h): the
+ * percpu/pcpu_word.c - the locked path of per-CPU words (see pcpu_word.h): the
  * same operations as the rseq sections, under this CPU's header lock.
  */
-#include "base/pcpu_word.h"
+#include "percpu/pcpu_word.h"
 
 static struct mcg_pcpu_word *word_lock_mine(struct mcg_pcpu_word *base)
 {
