@@ -352,7 +352,7 @@ struct mix_thread {
 	pthread_t tid;
 	int cpu;
 	int err;
-	double ms[F1_NR], cpu_ms[F1_NR];
+	double ms[F1_NR][MIX_BLOCKS], cpu_ms[F1_NR][MIX_BLOCKS]; /* each block's frees */
 };
 
 static void *mix_thread_fn(void *arg)
@@ -394,8 +394,8 @@ static void *mix_thread_fn(void *arg)
 			uint64_t t0 = bench_now_ns(), c0 = bench_thread_cpu_ns();
 			if (end > at)
 				f1_free_all(sh->cache[v], objs[v] + at, end - at);
-			t->cpu_ms[v] += (double)(bench_thread_cpu_ns() - c0) / 1e6;
-			t->ms[v] += (double)(bench_now_ns() - t0) / 1e6;
+			t->cpu_ms[v][b] = (double)(bench_thread_cpu_ns() - c0) / 1e6;
+			t->ms[v][b] = (double)(bench_now_ns() - t0) / 1e6;
 		}
 	}
 	for (int v = 0; v < F1_NR; v++)
@@ -419,8 +419,8 @@ static bool mix_setup(struct mix_shared *sh, size_t size)
 	       !mixed_groups_create();
 }
 
-/* What free1m-mix prints: three wall ratios, the same in CPU time, then each
- * variant's mean wall ms. */
+/* What free1m-mix prints: three wall ratios, the same in CPU time (each the
+ * median over blocks of the block's ratio), then each variant's wall ms. */
 enum {
 	MIX_AU,
 	MIX_RA,
@@ -432,9 +432,11 @@ enum {
 	MIX_VALS = MIX_MS + F1_NR
 };
 
-/* free1m-mix: SIZE THREADS NOBJ.  Prints alive/unaccounted, removed/alive,
- * mixed/unaccounted of the threads' mean wall ms, the same of their CPU ms,
- * then each variant's mean wall ms. */
+/* free1m-mix: SIZE THREADS NOBJ.  Prints alive/unaccounted, removed/alive and
+ * mixed/unaccounted in wall time, then in CPU time - each the median over
+ * blocks of the ratio of the two variants' block times (the mean over
+ * threads), which a thread preempted in one block does not move as it moves
+ * a sum - then each variant's wall ms (the mean over threads of the sum). */
 static int worker_free1m_mix(const char *variant, int argc, char **argv)
 {
 	struct bench_f1_args a;
@@ -456,13 +458,20 @@ static int worker_free1m_mix(const char *variant, int argc, char **argv)
 	int err = mcg_group_remove(sh.group[F1_REMOVED]) ? -1 : 0;
 	mcg_group_put(sh.group[F1_REMOVED]);
 	pthread_barrier_wait(&sh.go);
-	double ms[F1_NR] = {0}, cpu[F1_NR] = {0};
+	double w[F1_NR][MIX_BLOCKS], c[F1_NR][MIX_BLOCKS];
+	double ms[F1_NR] = {0};
+	int nb = (int)((a.n + sh.block - 1) / sh.block);
+	memset(w, 0, sizeof(w));
+	memset(c, 0, sizeof(c));
 	for (int i = 0; i < nthr; i++) {
 		pthread_join(t[i].tid, NULL);
 		err |= t[i].err;
 		for (int v = 0; v < F1_NR; v++) {
-			ms[v] += t[i].ms[v] / nthr;
-			cpu[v] += t[i].cpu_ms[v] / nthr;
+			for (int b = 0; b < nb; b++) {
+				w[v][b] += t[i].ms[v][b] / nthr;
+				c[v][b] += t[i].cpu_ms[v][b] / nthr;
+				ms[v] += t[i].ms[v][b] / nthr;
+			}
 		}
 	}
 	pthread_barrier_destroy(&sh.allocated);
@@ -483,10 +492,12 @@ static int worker_free1m_mix(const char *variant, int argc, char **argv)
 	    mcg_cache_destroy(sh.cache[F1_ALIVE]) || mcg_cache_destroy(sh.cache[F1_MIXED]) ||
 	    check_exact("free1m-mix"))
 		return 1;
-	printf("%.4f %.4f %.4f %.4f %.4f %.4f", ms[F1_ALIVE] / ms[F1_UNACC],
-	       ms[F1_REMOVED] / ms[F1_ALIVE], ms[F1_MIXED] / ms[F1_UNACC],
-	       cpu[F1_ALIVE] / cpu[F1_UNACC], cpu[F1_REMOVED] / cpu[F1_ALIVE],
-	       cpu[F1_MIXED] / cpu[F1_UNACC]);
+	printf("%.4f %.4f %.4f %.4f %.4f %.4f", bench_ratio_median(w[F1_ALIVE], w[F1_UNACC], nb),
+	       bench_ratio_median(w[F1_REMOVED], w[F1_ALIVE], nb),
+	       bench_ratio_median(w[F1_MIXED], w[F1_UNACC], nb),
+	       bench_ratio_median(c[F1_ALIVE], c[F1_UNACC], nb),
+	       bench_ratio_median(c[F1_REMOVED], c[F1_ALIVE], nb),
+	       bench_ratio_median(c[F1_MIXED], c[F1_UNACC], nb));
 	for (int v = 0; v < F1_NR; v++)
 		printf(" %.4f", ms[v]);
 	printf("\n");
