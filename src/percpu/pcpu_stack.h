@@ -312,10 +312,10 @@ static inline struct mcg_pcpu_stack *mcg_pcpu_stack_lock_mine(struct mcg_pcpu_st
 	return s;
 }
 
-void *mcg_locked_stack_pop(struct mcg_pcpu_stack *base);
-int mcg_locked_stack_push(struct mcg_pcpu_stack *base, void *obj);
-uint32_t mcg_locked_stack_push_batch(struct mcg_pcpu_stack *base, void *const *src, uint32_t n);
-uint32_t mcg_locked_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, uint32_t n);
+void *mcg_cpulock_stack_pop(struct mcg_pcpu_stack *base);
+int mcg_cpulock_stack_push(struct mcg_pcpu_stack *base, void *obj);
+uint32_t mcg_cpulock_stack_push_batch(struct mcg_pcpu_stack *base, void *const *src, uint32_t n);
+uint32_t mcg_cpulock_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, uint32_t n);
 
 /* ---- the entry points ---- */
 
@@ -324,7 +324,7 @@ static mcg_always_inline void *mcg_pcpu_stack_pop(struct mcg_pcpu_stack *base)
 {
 	if (likely(mcg_percpu_use_rseq()))
 		return mcg_rseq_stack_pop(base);
-	return mcg_locked_stack_pop(base);
+	return mcg_cpulock_stack_pop(base);
 }
 
 /** mcg_pcpu_stack_push - push @obj on this CPU.  Return _OK, _FAIL (full) or _DOUBLE. */
@@ -332,7 +332,7 @@ static mcg_always_inline int mcg_pcpu_stack_push(struct mcg_pcpu_stack *base, vo
 {
 	if (likely(mcg_percpu_use_rseq()))
 		return mcg_rseq_stack_push(base, obj);
-	return mcg_locked_stack_push(base, obj);
+	return mcg_cpulock_stack_push(base, obj);
 }
 
 /** mcg_pcpu_stack_push_batch - push up to @n objects; return the count pushed. */
@@ -341,7 +341,7 @@ static inline uint32_t mcg_pcpu_stack_push_batch(struct mcg_pcpu_stack *base, vo
 {
 	if (mcg_percpu_use_rseq())
 		return mcg_rseq_stack_push_batch(base, src, n);
-	return mcg_locked_stack_push_batch(base, src, n);
+	return mcg_cpulock_stack_push_batch(base, src, n);
 }
 
 /** mcg_pcpu_stack_pop_batch - pop up to @n objects; return the count popped. */
@@ -349,7 +349,7 @@ static inline uint32_t mcg_pcpu_stack_pop_batch(struct mcg_pcpu_stack *base, voi
 {
 	if (mcg_percpu_use_rseq())
 		return mcg_rseq_stack_pop_batch(base, dst, n);
-	return mcg_locked_stack_pop_batch(base, dst, n);
+	return mcg_cpulock_stack_pop_batch(base, dst, n);
 }
 
 /** mcg_pcpu_stack_stop - make @s fail every operation (caller holds s->lock). */

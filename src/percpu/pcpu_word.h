@@ -310,11 +310,11 @@ static inline void mcg_rseq_add(void *b, uint64_t o, int64_t d) {}
 
 /* ---- the locked path: same semantics, a lock per CPU slot (pcpu_word.c) ---- */
 
-int mcg_locked_word_consume(struct mcg_pcpu_word *base, uint64_t key, uint64_t n);
-int mcg_locked_word_refill(struct mcg_pcpu_word *base, uint64_t key, uint64_t n, uint64_t limit);
-int mcg_locked_word_exchange(struct mcg_pcpu_word *base, uint64_t i, uint64_t nw, uint64_t *old);
-int mcg_locked_word_consume_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n);
-int mcg_locked_word_refill_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n,
+int mcg_cpulock_word_consume(struct mcg_pcpu_word *base, uint64_t key, uint64_t n);
+int mcg_cpulock_word_refill(struct mcg_pcpu_word *base, uint64_t key, uint64_t n, uint64_t limit);
+int mcg_cpulock_word_exchange(struct mcg_pcpu_word *base, uint64_t i, uint64_t nw, uint64_t *old);
+int mcg_cpulock_word_consume_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n);
+int mcg_cpulock_word_refill_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n,
                               uint64_t limit);
 
 /* ---- the entry points ---- */
@@ -328,7 +328,7 @@ static mcg_always_inline int mcg_pcpu_word_consume(struct mcg_pcpu_word *base, u
 {
 	if (likely(mcg_percpu_use_rseq()))
 		return mcg_rseq_word_consume(base, key, n);
-	return mcg_locked_word_consume(base, key, n);
+	return mcg_cpulock_word_consume(base, key, n);
 }
 
 /**
@@ -341,7 +341,7 @@ static mcg_always_inline int mcg_pcpu_word_refill(struct mcg_pcpu_word *base, ui
 {
 	if (likely(mcg_percpu_use_rseq()))
 		return mcg_rseq_word_refill(base, key, n, limit);
-	return mcg_locked_word_refill(base, key, n, limit);
+	return mcg_cpulock_word_refill(base, key, n, limit);
 }
 
 /**
@@ -353,7 +353,7 @@ static inline int mcg_pcpu_word_exchange(struct mcg_pcpu_word *base, unsigned i,
 {
 	if (likely(mcg_percpu_use_rseq()))
 		return mcg_rseq_word_exchange(base, i, nw, old);
-	return mcg_locked_word_exchange(base, i, nw, old);
+	return mcg_cpulock_word_exchange(base, i, nw, old);
 }
 
 /**
@@ -366,7 +366,7 @@ static mcg_always_inline int mcg_pcpu_word_consume_at(struct mcg_pcpu_word *base
 {
 	if (likely(mcg_percpu_use_rseq()))
 		return mcg_rseq_word_consume_at(base, i, key, n);
-	return mcg_locked_word_consume_at(base, i, key, n);
+	return mcg_cpulock_word_consume_at(base, i, key, n);
 }
 
 /**
@@ -378,7 +378,7 @@ static mcg_always_inline int mcg_pcpu_word_refill_at(struct mcg_pcpu_word *base,
 {
 	if (likely(mcg_percpu_use_rseq()))
 		return mcg_rseq_word_refill_at(base, i, key, n, limit);
-	return mcg_locked_word_refill_at(base, i, key, n, limit);
+	return mcg_cpulock_word_refill_at(base, i, key, n, limit);
 }
 
 /**

@@ -15,7 +15,9 @@
  *    sched_getcpu().  Migration after the choice is harmless: the lock
  *    protects the slot, not the CPU.  Used without rseq (valgrind, old
  *    kernels, GLIBC_TUNABLES=glibc.pthread.rseq=0, MCG_RSEQ=0) and in TSan
- *    builds, which cannot model rseq.
+ *    builds, which cannot model rseq.  Its paths are named `cpulock`
+ *    (mcg_cpulock_stack_pop(), mcg_cache_alloc_cpulock()); the suffix
+ *    `_locked` keeps its one meaning, "the caller holds the lock".
  *
  * Per-CPU headers are MCG_PCPU_STRIDE bytes apart, so the address of CPU c's
  * header is base + (c << MCG_PCPU_SHIFT): one shift in a critical section.

@@ -68,7 +68,7 @@ static unsigned current_node_touch(struct mcg_cache *c)
 mcg_noinline void *mcg_cache_alloc_slow(struct mcg_cache *c)
 {
 	if (!mcg_percpu_use_rseq()) /* the fast path's pop failed: locked mode */
-		return mcg_cache_alloc_locked(c);
+		return mcg_cache_alloc_cpulock(c);
 	return mcg_cache_refill(c);
 }
 
@@ -95,9 +95,9 @@ mcg_noinline void *mcg_cache_refill(struct mcg_cache *c)
 }
 
 /* The fast paths of locked mode (no rseq): a lock per CPU slot. */
-mcg_noinline void *mcg_cache_alloc_locked(struct mcg_cache *c)
+mcg_noinline void *mcg_cache_alloc_cpulock(struct mcg_cache *c)
 {
-	uintptr_t slot = (uintptr_t)mcg_locked_stack_pop(c->pcpu);
+	uintptr_t slot = (uintptr_t)mcg_cpulock_stack_pop(c->pcpu);
 	if (slot & MCG_SLOT_CHARGED)
 		return mcg_cache_alloc_uncharge(c, slot);
 	if (slot)
@@ -105,9 +105,9 @@ mcg_noinline void *mcg_cache_alloc_locked(struct mcg_cache *c)
 	return mcg_cache_refill(c);
 }
 
-mcg_noinline void mcg_cache_free_locked(struct mcg_cache *c, struct mcg_slab *s, void *obj)
+mcg_noinline void mcg_cache_free_cpulock(struct mcg_cache *c, struct mcg_slab *s, void *obj)
 {
-	int r = mcg_locked_stack_push(c->pcpu, obj);
+	int r = mcg_cpulock_stack_push(c->pcpu, obj);
 	if (r != MCG_PCPU_OK)
 		mcg_cache_free_slow(c, obj, s, r == MCG_PCPU_FAIL ? MCG_FREE_FLUSH : r);
 }
@@ -139,7 +139,7 @@ mcg_noinline void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg
 		return;
 	}
 	if (why == MCG_PCPU_FAIL && !mcg_percpu_use_rseq()) { /* a section failed: locked mode */
-		mcg_cache_free_locked(c, s, slot);
+		mcg_cache_free_cpulock(c, s, slot);
 		return;
 	}
 	/* The array is full (or stopped): flush its top batch and @obj. */

@@ -49,7 +49,7 @@ static mcg_always_inline void *mcg_cache_alloc_fast(struct mcg_cache *c)
 		void *obj = mcg_cache_pop(c);
 		return likely(obj) ? obj : mcg_cache_alloc_slow(c);
 	}
-	return mcg_cache_alloc_locked(c);
+	return mcg_cache_alloc_cpulock(c);
 }
 
 /* Push @slot (a checked object of slab @s of @c, tagged or not) on this
@@ -63,7 +63,7 @@ static mcg_always_inline void mcg_cache_push(struct mcg_cache *c, struct mcg_sla
 		mcg_cache_free_slow(c, slot, s, r);
 		return;
 	}
-	mcg_cache_free_locked(c, s, slot);
+	mcg_cache_free_cpulock(c, s, slot);
 }
 
 /* Free @obj, object @idx of slab @s of cache @c (checked). */

@@ -312,8 +312,8 @@ void *mcg_cache_alloc_slow(struct mcg_cache *c);
 void *mcg_cache_refill(struct mcg_cache *c);
 /** mcg_null_einval - NULL with errno EINVAL (out of line: callers need no frame). */
 void *mcg_null_einval(void);
-void *mcg_cache_alloc_locked(struct mcg_cache *c);
-void mcg_cache_free_locked(struct mcg_cache *c, struct mcg_slab *s, void *obj);
+void *mcg_cache_alloc_cpulock(struct mcg_cache *c);
+void mcg_cache_free_cpulock(struct mcg_cache *c, struct mcg_slab *s, void *obj);
 void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg_slab *s, int why);
 /** The global cache list: lock, and iteration under it. */
 extern mcg_lock_t mcg_cache_list_lock;
