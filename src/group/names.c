@@ -15,6 +15,7 @@
  */
 #include <string.h>
 
+#include "base/mm_const.h"
 #include "group/group.h"
 #include "os/os.h"
 
@@ -42,7 +43,7 @@ static struct mcg_group **bucket_of(const struct mcg_group *g)
 static void grow_locked(void)
 {
 	size_t n = nbuckets * 2;
-	struct mcg_group **b = mcg_os_map(n * sizeof(*b), 4096);
+	struct mcg_group **b = mcg_os_map(n * sizeof(*b), MCG_PAGE_SIZE);
 	if (!b)
 		return;
 	struct mcg_group **old = buckets;

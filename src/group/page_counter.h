@@ -23,9 +23,10 @@
 #include <stdbool.h>
 
 #include "base/compiler.h"
+#include "base/mm_const.h"
 
 /** Unlimited: the largest page count (bytes still fit a signed 64-bit). */
-#define MCG_PAGE_COUNTER_MAX (LONG_MAX / 4096)
+#define MCG_PAGE_COUNTER_MAX (LONG_MAX / (long)MCG_PAGE_SIZE)
 
 struct mcg_page_counter {
 	long usage mcg_cacheline_aligned; /* pages charged (atomic, hot) */

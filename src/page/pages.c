@@ -6,6 +6,7 @@
  * of 2^k units starts at a multiple of 2^k, found by testing the chunk's
  * free_units mask; unit 0 is the header and never free.
  */
+#include "base/mm_const.h"
 #include "page/pages.h"
 
 #include <errno.h>
@@ -127,7 +128,7 @@ void mcg_pages_free(void *span, unsigned units)
 	if (all_free) {
 		/* Descriptor and bitmap pages: zero them and give them back. */
 		char *meta = (char *)c->meta;
-		size_t off = MCG_ALIGN_UP((uintptr_t)meta, 4096) - (uintptr_t)meta;
+		size_t off = MCG_ALIGN_UP((uintptr_t)meta, MCG_PAGE_SIZE) - (uintptr_t)meta;
 		memset(meta, 0, off);
 		mcg_os_decommit(meta + off, sizeof(*c) - offsetof(struct mcg_chunk, meta) - off);
 	}
@@ -142,9 +143,9 @@ void *mcg_large_alloc(size_t size, size_t align)
 		return NULL;
 	/* Past the header's descriptor area (see chunk.h): it must read zero. */
 	size_t off = align > MCG_UNIT_SIZE ? align : MCG_UNIT_SIZE;
-	if (size > SIZE_MAX - off - 4096 - MCG_CHUNK_SIZE)
+	if (size > SIZE_MAX - off - MCG_PAGE_SIZE - MCG_CHUNK_SIZE)
 		return NULL;
-	size_t map = MCG_ALIGN_UP(off + size, 4096);
+	size_t map = MCG_ALIGN_UP(off + size, MCG_PAGE_SIZE);
 	struct mcg_chunk *c = mcg_os_map(map, MCG_CHUNK_SIZE);
 	if (!c)
 		return NULL;

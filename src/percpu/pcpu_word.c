@@ -88,7 +88,7 @@ int mcg_cpulock_word_consume_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t
 }
 
 int mcg_cpulock_word_refill_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n,
-                              uint64_t limit)
+                               uint64_t limit)
 {
 	struct mcg_pcpu_word *w = word_lock_mine(base);
 	int r = MCG_PCPU_FAIL;

@@ -315,7 +315,7 @@ int mcg_cpulock_word_refill(struct mcg_pcpu_word *base, uint64_t key, uint64_t n
 int mcg_cpulock_word_exchange(struct mcg_pcpu_word *base, uint64_t i, uint64_t nw, uint64_t *old);
 int mcg_cpulock_word_consume_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n);
 int mcg_cpulock_word_refill_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n,
-                              uint64_t limit);
+                               uint64_t limit);
 
 /* ---- the entry points ---- */
 

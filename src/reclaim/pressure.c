@@ -18,6 +18,7 @@
  *   info_lock  - the status strings (a leaf: short copies only).
  * Counters are relaxed atomics, read racily by mcg_pressure_status().
  */
+#include "base/mm_const.h"
 #include "reclaim/pressure.h"
 
 #include <errno.h>
@@ -42,7 +43,6 @@
 #include "group/group.h"
 #include "memcg/reclaim.h"
 
-#define PAGE_SIZE ((size_t)MCG_GROUP_PAGE_SIZE)
 #define PROC_SUPER_MAGIC_ 0x9fa0
 #define CGROUP2_SUPER_MAGIC_ 0x63677270
 #define PSI_THRESHOLD_US 150000
@@ -484,15 +484,15 @@ static void psi_setup(void)
 /* The default: global background reclaim (memory.stat pgscan_kswapd / pgsteal_kswapd). */
 static size_t reclaim_root(size_t nr_bytes, void *arg)
 {
-	unsigned long pages = (unsigned long)((nr_bytes + PAGE_SIZE - 1) / PAGE_SIZE);
-	return (size_t)mcg_reclaim(NULL, pages, MCG_RECLAIM_BACKGROUND) * PAGE_SIZE;
+	unsigned long pages = (unsigned long)((nr_bytes + MCG_PAGE_SIZE - 1) / MCG_PAGE_SIZE);
+	return (size_t)mcg_reclaim(NULL, pages, MCG_RECLAIM_BACKGROUND) * MCG_PAGE_SIZE;
 }
 
 /* One pass; @psi: woken by pressure.  pass_lock held.  Return bytes reclaimed. */
 static size_t balance_locked(bool psi)
 {
 	mcg_group_t *root = mcg_group_root();
-	size_t root_usage = (size_t)mcg_page_counter_read(&root->memory) * PAGE_SIZE;
+	size_t root_usage = (size_t)mcg_page_counter_read(&root->memory) * MCG_PAGE_SIZE;
 	long long ext = -1;
 	if (usage_path[0]) {
 		size_t v;
@@ -702,7 +702,8 @@ mcg_public int mcg_pressure_start(const mcg_pressure_config_t *c)
 		goto out;
 	}
 	__atomic_store_n(&running, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&mcg_pressure_high_pages, (long)(st.high / PAGE_SIZE), __ATOMIC_RELAXED);
+	__atomic_store_n(&mcg_pressure_high_pages, (long)(st.high / MCG_PAGE_SIZE),
+	                 __ATOMIC_RELAXED);
 out:
 	pthread_mutex_unlock(&ctl_lock);
 	return err;

@@ -162,8 +162,8 @@ static void slab_note_objcg(struct mcg_slab *s, mcg_objcg_id_t id)
 /* An object of @c, as its array slot (tagged or not); 0 if there is none. */
 static uintptr_t slot_alloc(struct mcg_cache *c)
 {
-	void *slot =
-	        mcg_percpu_use_rseq() ? mcg_rseq_stack_pop(c->pcpu) : mcg_cpulock_stack_pop(c->pcpu);
+	void *slot = mcg_percpu_use_rseq() ? mcg_rseq_stack_pop(c->pcpu)
+	                                   : mcg_cpulock_stack_pop(c->pcpu);
 	return (uintptr_t)(slot ? slot : mcg_cache_refill(c)); /* fresh: untagged */
 }
 

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "base/mm_const.h"
 #include "base/fault.h"
 #include "base/log.h"
 #include "base/options.h"
@@ -267,8 +268,9 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	size_t off_slots = off_pcpu + (size_t)ncpu * MCG_PCPU_STRIDE;
 	/* Each CPU's slots follow a NULL slot of their own: the push compares
 	 * the object with slots[cur - 1] without testing cur for 0. */
-	size_t total = MCG_ALIGN_UP(off_slots + (size_t)ncpu * (cap + 1) * sizeof(void *), 4096);
-	char *mem = mcg_os_map(total, 4096);
+	size_t total =
+	        MCG_ALIGN_UP(off_slots + (size_t)ncpu * (cap + 1) * sizeof(void *), MCG_PAGE_SIZE);
+	char *mem = mcg_os_map(total, MCG_PAGE_SIZE);
 	if (!mem) {
 		errno = ENOMEM;
 		return NULL;
@@ -323,7 +325,7 @@ mcg_public mcg_cache_t *mcg_cache_create(const char *name, size_t size, size_t a
                                          unsigned flags, mcg_ctor_t ctor)
 {
 	if (!name || size == 0 || size > MCG_CACHE_MAX_SIZE || (align & (align - 1)) ||
-	    align > 4096 || (flags & ~MCG_CACHE_FLAGS_ALL)) {
+	    align > MCG_PAGE_SIZE || (flags & ~MCG_CACHE_FLAGS_ALL)) {
 		errno = EINVAL;
 		return NULL;
 	}
