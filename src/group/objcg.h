@@ -65,12 +65,10 @@
  * MEMCG_CHARGE_BATCH), so that the flushes of 64 objects give their charges
  * back into the word - of objects of 1 KiB (16 pages a flush) three in a
  * row, of 256 B fifteen - and only the next one trims it (stock_put(),
- * objcg.c: the slow path, the objcg's lock).  With 15 pages, every flush
- * of 1 KiB objects and every fourth of 256 B took it: a flush giving
- * nothing back took 5-9 % off the accounted free's time at 256-1024 B
- * (two threads, one objcg).  A word counts to 0xfffff and a refill adds
- * at most this much to at most this much, which must not carry out of the
- * count (percpu/pcpu_word.h).
+ * objcg.c: the slow path, the objcg's lock, shared by every CPU freeing
+ * into the objcg).  A word counts to 0xfffff and a refill adds at most
+ * this much to at most this much, which must not carry out of the count
+ * (percpu/pcpu_word.h).
  */
 #define MCG_OBJCG_STOCK_PAGES 64
 #define MCG_OBJCG_STOCK_UNITS (MCG_OBJCG_STOCK_PAGES * MCG_OBJCG_UNITS_PER_PAGE)

@@ -27,8 +27,9 @@
  * pushes) *before* cur, and the owner publishes cur and the slots before the
  * bounds (release stores, mcg_pcpu_stack_start()).  A section that reads a
  * running bound then reads the restarted cur (x86 keeps loads in order); one
- * that reads a stopped bound fails.  Reading cur first let a section pair a
- * stale cur with a restarted bound and commit it over the owner's drain.
+ * that reads a stopped bound fails.  A section that read cur first could
+ * pair a stale cur with a restarted bound and commit it over the owner's
+ * drain.
  *
  * The rseq sections are x86-64 assembly, below, kept tiny to be reviewed line
  * by line: %rax = this CPU's header, %ecx = cur, %rdx / %r8 = slots.
@@ -105,8 +106,8 @@ static inline struct mcg_pcpu_stack *mcg_pcpu_stack_of(struct mcg_pcpu_stack *ba
  * Pop this CPU's top object; NULL if the stack is empty or stopped.
  * The output is zeroed before the jump to `empty`: GCC takes an asm goto's
  * outputs as unspecified at its labels, so it may merge `return NULL` there
- * with `return obj` - it did, in the ASan build (-O1), returning a stale
- * register from an empty stack (test_pcpu_stack caught it).
+ * with `return obj` and return a stale register from an empty stack (GCC
+ * does at -O1; test_pcpu_stack checks it).
  */
 static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *base)
 {

@@ -457,10 +457,9 @@ mcg_public unsigned long mcg_reclaim_high_delay_ms(mcg_group_t *g, unsigned long
  * The goal's floor is the kernel's MCG_SWAP_CLUSTER_MAX or 1/128 of the limit,
  * whichever is less (at least a page): reclaim overshoots its goal, so a
  * group at its limit saws between limit - goal and limit and holds
- * goal / 2 less than it may on average - 16 pages, 3.5 % of a 451-page
- * group with the kernel's 32 (postmark's sixteen tenants then held 3.5 %
- * fewer files than one root group with the sum of their budgets, and read
- * back 3.5 % more).
+ * goal / 2 less than it may on average.  With a fixed 32 pages that is a
+ * large share of a small group; many small tenants would hold less in all
+ * than one group with the sum of their limits.
  */
 static unsigned long reclaim_at_limit(mcg_group_t *g, unsigned long nr_pages, long limit,
                                       unsigned flags)

@@ -143,7 +143,7 @@ static void slab_note_objcg(struct mcg_slab *s, mcg_objcg_id_t id)
 	/* MIXED is published after the words are cleared (acquire/release):
 	 * an object handed out on seeing it can only be freed as mixed.
 	 * Read before the words were cleared, a free of it could take the
-	 * old objcg's id (test_sole_mt caught that). */
+	 * old objcg's id (test_sole_mt races for it). */
 	if (likely(mcg_slab_sole_bits(__atomic_load_n(&s->objcgs, __ATOMIC_RELAXED)) == bits) ||
 	    __atomic_load_n(&s->sole, __ATOMIC_ACQUIRE) == MCG_SOLE_MIXED)
 		return;

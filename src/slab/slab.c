@@ -438,8 +438,7 @@ void mcg_node_put(struct mcg_cache *c, void **objs, unsigned n)
 size_t mcg_node_objects_out(struct mcg_cache *c, unsigned node)
 {
 	/* No node-wide count: every flush and refill would write one line
-	 * shared by all CPUs of the node (free1m on two threads spent 15 % of
-	 * its flush samples on that atomic).  Slabs cannot go while the node
+	 * shared by all CPUs of the node.  Slabs cannot go while the node
 	 * lock is held; each count is read under its slab's lock. */
 	struct mcg_cache_node *cn = &c->nodes[node];
 	struct mcg_list *lists[3] = {&cn->partial, &cn->full, &cn->empty};

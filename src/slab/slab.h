@@ -5,7 +5,7 @@
  * Glossary
  *   cache  - hands out objects of one size (struct mcg_cache).
  *   slot   - the bytes one object occupies in a slab (size, alignment, and
- *            in debug caches a red zone and an out-of-object free link).
+ *            in debug caches a red zone).
  *   slab   - a span of units carved into slots; its descriptor lives in its
  *            chunk's header (struct mcg_slab), so a pointer finds it by
  *            masking.  A slab belongs to one cache and one NUMA node.
@@ -220,9 +220,14 @@ void mcg_cache_drain_all(struct mcg_cache *c);
 void mcg_cache_arrays_stop(struct mcg_cache *c, const uint8_t *which);
 void mcg_cache_arrays_start(struct mcg_cache *c, const uint8_t *which);
 
-/* ---- debug.c: reports and debug-cache checks ---- */
+/* ---- report.c: reports ---- */
+/** Report @kind at @addr of @c (NULL: no cache) to the report handler (memcg/debug.h). */
 void mcg_report(mcg_report_kind_t kind, const struct mcg_cache *c, const void *addr);
+
+/* ---- slab.c: debug caches (poison, red zone), which bypass the CPU arrays ---- */
+/** Allocate from debug cache @c: straight from its slabs, poison and red zone checked. */
 void *mcg_debug_alloc(struct mcg_cache *c);
+/** Free @obj of debug cache @c straight to its slab, poisoned. */
 void mcg_debug_free(struct mcg_cache *c, void *obj);
 
 /* ---- account.c: accounted objects ---- */
