@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench/bench_objcg.c - `memcg bench objcg`: what accounting an object to a
- * memory group costs, and what removing the group costs its frees (issue 4;
- * seed 000).
+ * memory group costs, and what removing the group costs its frees (seed
+ * 000, docs/seeds.md).
  *
  * Cases
  *   free1m  seed 000 TEST #1, reproduced: each of N threads (one per CPU,
@@ -75,7 +75,7 @@ static const size_t free1m_sizes[] = {64, 128, 256, 512, 1024};
 /* Full-mode time per timed pair loop. */
 #define TARGET_NS 100000000.0
 
-/* Targets (issue 4). */
+/* Targets. */
 #define T_REMOVED_ALIVE 1.05 /* free1m: removed / alive, every size */
 #define T_ALIVE_UNACC 1.3    /* free1m: alive / unaccounted, every size */
 #define T_MIXED_UNACC 1.5    /* free1m: mixed / unaccounted, every size */

@@ -1387,7 +1387,7 @@ static int case_growshrink(struct ctx *x)
 	}
 	if (!x->o.json)
 		printf("overhead = with - without: the cost of giving a slab back and growing "
-		       "a new one (no target in issue 2; for information)\n");
+		       "a new one (no target; for information)\n");
 	mat_free(&m);
 	return 0;
 }
