@@ -96,7 +96,8 @@ static void cmd_select(struct kv_client *c, unsigned argc, const struct kv_arg *
 	if (!arg_ll(c, &argv[1], &id))
 		return;
 	if (id < INT_MIN || id > INT_MAX) {
-		kv_reply_error(c->out, E_NOT_INT);
+		kv_reply_error(c->out, "value is out of range, value must between %d and %d",
+		               INT_MIN, INT_MAX);
 		return;
 	}
 	struct kv_tenant *t = kv_tenant_by_index(c->ctx->tenants, id);

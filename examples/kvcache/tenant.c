@@ -324,12 +324,14 @@ void kv_tenants_info(struct kv_tenants *ts, struct kv_buf *out)
 		info_value(low, sizeof(low), kv_group_value(t->group, "memory.low", NULL));
 		int n = snprintf(
 		        line, sizeof(line),
-		        "tenant_%s:db=%d,keys=%ld,memory_current=%lld,memory_max=%s,"
+		        "tenant_%s:db=%d,keys=%ld,memory_current=%lld,memory_peak=%lld,memory_max=%"
+		        "s,"
 		        "memory_low=%s,evicted_keys=%ld,expired_keys=%ld,keyspace_hits=%ld,"
 		        "keyspace_misses=%ld,hit_ratio=%.4f,oom_events=%lld,"
 		        "failed_writes=%ld\r\n",
 		        t->name, t->index, st.keys,
-		        kv_group_value(t->group, "memory.current", NULL), max, low, st.evictions,
+		        kv_group_value(t->group, "memory.current", NULL),
+		        kv_group_value(t->group, "memory.peak", NULL), max, low, st.evictions,
 		        st.expired, st.hits, st.misses,
 		        reads ? (double)st.hits / (double)reads : 0.0,
 		        kv_group_value(t->group, "memory.events", "oom"), st.failed_writes);

@@ -41,7 +41,8 @@ static inline const char *kvtest_source(const char *rel, char *buf, size_t len)
  * collect what comes back until the server closes ("<EOF>" is appended)
  * or stays silent for @quiet_ms.  Into @out (reset first).
  */
-static inline int kvtest_raw(int port, const char *req, size_t len, int quiet_ms, struct kv_buf *out)
+static inline int kvtest_raw(int port, const char *req, size_t len, int quiet_ms,
+                             struct kv_buf *out)
 {
 	out->len = 0;
 	int fd = kvc_connect(port);

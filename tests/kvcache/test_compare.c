@@ -43,11 +43,12 @@ static void test_redis_cli_script(void)
 	const char *a = r.out, *b = k.out;
 	while (*a || *b) {
 		const char *ae = strchr(a, '\n'), *be = strchr(b, '\n');
-		size_t al = ae ? (size_t)(ae - a) : strlen(a), bl = be ? (size_t)(be - b) : strlen(b);
+		size_t al = ae ? (size_t)(ae - a) : strlen(a),
+		       bl = be ? (size_t)(be - b) : strlen(b);
 		if (al != bl || memcmp(a, b, al)) {
 			if (diffs++ < 10)
-				fprintf(stderr, "  output line %d: redis '%.*s' kvcache '%.*s'\n", line,
-				        (int)al, a, (int)bl, b);
+				fprintf(stderr, "  output line %d: redis '%.*s' kvcache '%.*s'\n",
+				        line, (int)al, a, (int)bl, b);
 		}
 		a += al + (ae ? 1 : 0);
 		b += bl + (be ? 1 : 0);
@@ -73,8 +74,9 @@ static void compare_raw(const char *name, const char *req, size_t len)
 	bool same = a.len == b.len && !memcmp(a.data, b.data, a.len);
 	CHECK(same);
 	if (!same)
-		fprintf(stderr, "  %s: redis '%.*s' kvcache '%.*s'\n", name, (int)(a.len < 80 ? a.len : 80),
-		        a.data, (int)(b.len < 80 ? b.len : 80), b.data);
+		fprintf(stderr, "  %s: redis '%.*s' kvcache '%.*s'\n", name,
+		        (int)(a.len < 80 ? a.len : 80), a.data, (int)(b.len < 80 ? b.len : 80),
+		        b.data);
 	kv_buf_free(&a);
 	kv_buf_free(&b);
 }
@@ -108,7 +110,8 @@ static void test_raw_protocol(void)
 	        {"unknown with newline arg", "*2\r\n$3\r\nFOO\r\n$3\r\na\nb\r\n", 0},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		compare_raw(cases[i].name, cases[i].req, cases[i].len ? cases[i].len : strlen(cases[i].req));
+		compare_raw(cases[i].name, cases[i].req,
+		            cases[i].len ? cases[i].len : strlen(cases[i].req));
 
 	/* The limits: 64 KiB lines, 1 MiB arguments (both servers configured so). */
 	size_t n = 65600;
@@ -148,9 +151,8 @@ static void test_expiry_in_time(void)
 	int fds[2] = {kvc_connect(redis.port), kvc_connect(kv.port)};
 	REQUIRE(fds[0] >= 0 && fds[1] >= 0);
 	const char *steps[][4] = {
-	        {"SET", "e1", "v", NULL},   {"PEXPIRE", "e1", "150", NULL},
-	        {"SET", "e2", "v", "PX"},   {"SET", "e3", "v", NULL},
-	        {"EXPIRE", "e3", "100", NULL}, {"TTL", "e3", NULL, NULL},
+	        {"SET", "e1", "v", NULL}, {"PEXPIRE", "e1", "150", NULL}, {"SET", "e2", "v", "PX"},
+	        {"SET", "e3", "v", NULL}, {"EXPIRE", "e3", "100", NULL},  {"TTL", "e3", NULL, NULL},
 	};
 	struct kvc_reply r[2];
 	for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
@@ -159,11 +161,13 @@ static void test_expiry_in_time(void)
 				const char *argv[5] = {"SET", "e2", "v", "PX", "150"};
 				kvc_call(fds[i], &r[i], 5, argv);
 			} else {
-				call(fds[i], &r[i], steps[s][0], steps[s][1], steps[s][2], steps[s][3]);
+				call(fds[i], &r[i], steps[s][0], steps[s][1], steps[s][2],
+				     steps[s][3]);
 			}
 		}
 		CHECK(r[0].type && r[0].type == r[1].type && r[0].n == r[1].n);
-		CHECK((!r[0].str && !r[1].str) || (r[0].str && r[1].str && !strcmp(r[0].str, r[1].str)));
+		CHECK((!r[0].str && !r[1].str) ||
+		      (r[0].str && r[1].str && !strcmp(r[0].str, r[1].str)));
 		kvc_reply_free(&r[0]);
 		kvc_reply_free(&r[1]);
 	}
@@ -188,8 +192,7 @@ static void test_expiry_in_time(void)
 	close(fds[1]);
 }
 
-static void expect(int fd, const char *a, const char *b, const char *c, char type,
-                   const char *text)
+static void expect(int fd, const char *a, const char *b, const char *c, char type, const char *text)
 {
 	struct kvc_reply r;
 	call(fd, &r, a, b, c, NULL);
@@ -222,8 +225,8 @@ static void test_tenants_by_auth_and_info(void)
 	expect(fd, "INFO", "nosuchsection", NULL, '$', "");
 	call(fd, &r, "INFO", NULL, NULL, NULL);
 	CHECK(r.type == '$');
-	static const char *const heads[] = {"# Server\r\n", "# Clients\r\n", "# Memory\r\n",
-	                                    "# Stats\r\n", "# Keyspace\r\n", "# Tenants\r\n"};
+	static const char *const heads[] = {"# Server\r\n", "# Clients\r\n",  "# Memory\r\n",
+	                                    "# Stats\r\n",  "# Keyspace\r\n", "# Tenants\r\n"};
 	for (int i = 0; i < 6; i++)
 		CHECK(r.str && strstr(r.str, heads[i]));
 	CHECK(r.str && strstr(r.str, "db3:keys=1,expires=0,avg_ttl=0\r\n"));

@@ -68,7 +68,8 @@ static void test_inline(void)
 	const char *err = NULL;
 	const char a[] = "  SET  \"a b\\x41\\n\" 'it\\'s'  \r\n";
 	CHECK_EQ(parse_all(&p, a, sizeof(a) - 1, &pos, &err), KV_PARSE_DONE);
-	CHECK(p.argc == 3 && arg_eq(&p, 0, "SET") && arg_eq(&p, 1, "a bA\n") && arg_eq(&p, 2, "it's"));
+	CHECK(p.argc == 3 && arg_eq(&p, 0, "SET") && arg_eq(&p, 1, "a bA\n") &&
+	      arg_eq(&p, 2, "it's"));
 	CHECK_EQ(pos, sizeof(a) - 1);
 	const char empty[] = "\r\n";
 	CHECK_EQ(parse_all(&p, empty, 2, &pos, &err), KV_PARSE_DONE);
@@ -150,7 +151,8 @@ static void test_replies(void)
 	kv_reply_bulk(&b, "a\0b", 3);
 	kv_reply_nil(&b);
 	kv_reply_array(&b, 2);
-	const char want[] = "+OK\r\n-ERR bad x  thing\r\n-WRONGPASS no\r\n:-5\r\n$3\r\na\0b\r\n$-1\r\n*2\r\n";
+	const char want[] =
+	        "+OK\r\n-ERR bad x  thing\r\n-WRONGPASS no\r\n:-5\r\n$3\r\na\0b\r\n$-1\r\n*2\r\n";
 	CHECK_EQ(b.len, sizeof(want) - 1);
 	CHECK(b.len == sizeof(want) - 1 && !memcmp(b.data, want, b.len));
 	CHECK(!b.oom);
