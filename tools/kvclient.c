@@ -192,9 +192,7 @@ static int read_reply(int fd, struct kvc_reply *r, bool element)
 		r->type = type;
 	switch (type) {
 	case '+':
-	case '-':
-		append(r, line + 1, strlen(line + 1), element);
-		return 0;
+	case '-': append(r, line + 1, strlen(line + 1), element); return 0;
 	case ':':
 		if (!element)
 			r->n = atoll(line + 1);
@@ -299,7 +297,8 @@ double kvc_info_num(const char *info, const char *field, const char *sub)
 			return atof(v);
 		const char *eol = strchr(v, '\n');
 		size_t sl = strlen(sub);
-		for (const char *q = v; q && (!eol || q < eol); q = strchr(q, ','), q = q ? q + 1 : NULL)
+		for (const char *q = v; q && (!eol || q < eol);
+		     q = strchr(q, ','), q = q ? q + 1 : NULL)
 			if (!strncmp(q, sub, sl) && q[sl] == '=')
 				return atof(q + sl + 1);
 		return -1;
@@ -412,9 +411,9 @@ int kvc_start_redis(struct kvc_server *s, const char *const *args)
 		char port[16];
 		s->port = free_port();
 		snprintf(port, sizeof(port), "%d", s->port);
-		const char *argv[80] = {bin,    "--port",       port, "--bind",     "127.0.0.1",
-		                        "--save", "",           "--appendonly", "no",
-		                        "--daemonize", "no"};
+		const char *argv[80] = {bin,         "--port",      port, "--bind",
+		                        "127.0.0.1", "--save",      "",   "--appendonly",
+		                        "no",        "--daemonize", "no"};
 		int argc = 11;
 		for (const char *const *a = args; a && *a && argc < 79; a++)
 			argv[argc++] = *a;
@@ -439,7 +438,8 @@ int kvc_bench_csv(const char *path, struct kvc_bench_row *rows, int max)
 		struct kvc_bench_row r = {0};
 		double min, p95, maxl;
 		/* "test","rps","avg","min","p50","p95","p99","max" */
-		if (sscanf(line, "\"%31[^\"]\",\"%lf\",\"%lf\",\"%lf\",\"%lf\",\"%lf\",\"%lf\",\"%lf\"",
+		if (sscanf(line,
+		           "\"%31[^\"]\",\"%lf\",\"%lf\",\"%lf\",\"%lf\",\"%lf\",\"%lf\",\"%lf\"",
 		           r.test, &r.rps, &r.avg_ms, &min, &r.p50_ms, &p95, &r.p99_ms, &maxl) == 8)
 			rows[n++] = r;
 	}

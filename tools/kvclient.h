@@ -51,8 +51,8 @@ int kvc_connect(int port);
 
 /** A reply: its RESP type character and its text (bulk/status/error/integer), NUL-ended. */
 struct kvc_reply {
-	char type;   /* '+', '-', ':', '$', '*'; 0 on a failure to read */
-	char *str;   /* malloc'd; NULL for a nil bulk; an array's elements joined by '\n' */
+	char type; /* '+', '-', ':', '$', '*'; 0 on a failure to read */
+	char *str; /* malloc'd; NULL for a nil bulk; an array's elements joined by '\n' */
 	size_t len;
 	long long n; /* an integer's value, an array's or bulk's length (-1: nil) */
 };
@@ -90,7 +90,8 @@ struct kvc_bench_row {
 	double rps, avg_ms, p50_ms, p99_ms;
 };
 
-/** kvc_bench_csv - parse up to @max rows of redis-benchmark --csv output in @path.  Return: rows. */
+/** kvc_bench_csv - parse up to @max rows of redis-benchmark --csv output in @path.  Return: rows.
+ */
 int kvc_bench_csv(const char *path, struct kvc_bench_row *rows, int max);
 
 /** kvc_rss_kib - VmRSS of @pid in KiB, or -1. */
