@@ -63,6 +63,47 @@ static void test_benchmark_two_tenants(void)
 	free(info);
 }
 
+/* --config: the same options from a file; bad options are refused. */
+static void test_config_file(void)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/kvcache-test-%d.conf", (int)getpid());
+	FILE *f = fopen(path, "w");
+	REQUIRE(f);
+	fputs("# two tenants\nthreads 1\ntenant alpha:max=8M,low=2M\n\ntenant beta  # no limits\n",
+	      f);
+	fclose(f);
+	const char *args[] = {"--config", path, NULL};
+	struct kvc_server s;
+	REQUIRE(kvc_start_kvcache(&s, args, NULL) == 0);
+	char *info = kvc_info(s.port, "tenants");
+	CHECK_EQ(kvc_info_num(info, "tenant_alpha", "memory_max"), 8 << 20);
+	CHECK_EQ(kvc_info_num(info, "tenant_alpha", "memory_low"), 2 << 20);
+	CHECK_EQ(kvc_info_num(info, "tenant_beta", "db"), 1);
+	CHECK(info && !strstr(info, "tenant_db0"));
+	free(info);
+	int fd = kvc_connect(s.port);
+	struct kvc_reply r;
+	CHECK(fd >= 0 && !kvc_callv(fd, &r, "SELECT", "2", NULL));
+	CHECK(r.type == '-' && r.str && !strcmp(r.str, "ERR DB index is out of range"));
+	kvc_reply_free(&r);
+	close(fd);
+	CHECK_EQ(kvc_stop(&s), 0);
+
+	f = fopen(path, "w");
+	REQUIRE(f);
+	fputs("tenant bad:swap=1M\n", f);
+	fclose(f);
+	char bin[4096];
+	REQUIRE(kvc_find("memcg-kvcache", bin, sizeof(bin)));
+	char *argv[] = {bin, "--config", path, NULL};
+	struct prog_result pr = prog_run(argv, NULL, NULL, NULL, 30);
+	CHECK_EQ(pr.status, 2);
+	CHECK(strstr(pr.err, "unknown setting 'swap'") != NULL);
+	prog_result_free(&pr);
+	unlink(path);
+}
+
 int main(void)
 {
 	kvtest_need("redis-benchmark", bench, sizeof(bench));
@@ -72,6 +113,7 @@ int main(void)
 		return 1;
 	}
 	RUN(test_benchmark_two_tenants);
+	RUN(test_config_file);
 	int st = kvc_stop(&kv);
 	if (st != 0) {
 		fprintf(stderr, "memcg-kvcache exited with %d\n", st);
