@@ -53,7 +53,8 @@ static void *worker(void *arg)
 		case 2:
 		case 3: kv_get(t, key, (size_t)n, sink, NULL); break;
 		default:
-			kv_set(t, key, (size_t)n, val, 64 + (x >> 20) % 236, 0, 0, NULL, NULL, NULL);
+			kv_set(t, key, (size_t)n, val, 64 + (x >> 20) % 236, 0, 0, NULL, NULL,
+			       NULL);
 		}
 		long long v;
 		kv_incr(&ts.tenant[2]->table, "counter", 7, 1, &v);
