@@ -601,11 +601,12 @@ int bench_reclaim_main(int argc, char **argv)
 	const unsigned per_group = 4, target_files = o.smoke ? 2000 : 4000;
 	const int global_calls = o.smoke ? 1 : 5;
 	static double sw[NSCAL][MAX_ROUNDS], sc[NSCAL][MAX_ROUNDS], sg[NSCAL][MAX_ROUNDS];
+	bench_progress("reclaim: scalability, %u / %u / %u populated groups, %d round(s)",
+	               scal_groups[0], scal_groups[1], scal_groups[2], runs);
 	for (int r = 0; r < runs; r++)
 		for (int i = 0; i < NSCAL; i++) {
 			int c = (i + r) % NSCAL;
 			struct scal_result res;
-			bench_progress("reclaim: scalability, %u populated groups", scal_groups[c]);
 			if (scalability(scal_groups[c], per_group, target_files, global_calls,
 			                &res)) {
 				fprintf(stderr,
