@@ -122,6 +122,7 @@ struct mcg_cache {
 	void **slot_mem;      /* all CPUs' slot arrays, one mapping */
 	size_t meta_bytes;    /* bytes mapped for this cache's metadata */
 	char name[MCG_CACHE_NAME_MAX];
+	unsigned idle_steps; /* aging steps in a row with no busy array (0..2; relaxed) */
 	unsigned nr_nodes;
 	struct mcg_cache_node *nodes; /* nr_nodes entries */
 };
@@ -212,7 +213,13 @@ size_t mcg_node_release_empty(struct mcg_cache *c, unsigned node, size_t keep, s
 /** Run the constructor on the fresh objects of a batch. */
 void mcg_construct_fresh(struct mcg_cache *c, void **objs, unsigned n, uint64_t fresh);
 
-/* ---- drain.c: remote draining of CPU arrays ---- */
+/* ---- drain.c: remote draining of CPU arrays, aging ---- */
+/**
+ * mcg_slab_age_tick - from the slow paths (refill, flush), with no lock
+ * held: now and then, when no reaper thread runs, one bounded aging step if
+ * a period (MCG_REAP_MS) has passed since the last.
+ */
+void mcg_slab_age_tick(void);
 /** Flush every CPU array of @c to the slabs. */
 void mcg_cache_drain_all(struct mcg_cache *c);
 /** Lock and stop @c's CPU arrays marked in @which (all when NULL), then one
