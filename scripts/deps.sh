@@ -4,12 +4,16 @@
 #   build:      gcc, make, cmake, pkg-config
 #   tests:      python3, perl, git (real programs under the malloc shim), clang-format
 #   baselines:  libjemalloc2, libmimalloc2.0, libtcmalloc-minimal4 (benchmarks)
+#   proof:      clang, libclang-rt-14-dev (libFuzzer and its sanitizer runtimes:
+#               tests/fuzz, scripts/fuzz.sh), valgrind (scripts/valgrind.sh),
+#               gcovr (scripts/coverage.sh, scripts/mutate.sh)
 #   kvcache:    redis-server, redis-tools (redis-cli, redis-benchmark): the
 #               example server's tests, demo and benchmark talk to it with
 #               real clients and compare it with a real redis-server
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config python3 perl git clang-format
+      clang libclang-rt-14-dev valgrind gcovr
       libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 redis-server redis-tools)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -248,11 +248,10 @@ static int parse_pages(const char *s, long *pages)
 	unsigned long long v = 0;
 	if (i == n || s[i] < '0' || s[i] > '9')
 		return -EINVAL;
-	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-		if (v > (~0ull - 9) / 10)
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) /* any 64-bit byte count */
+		if (__builtin_mul_overflow(v, 10ull, &v) ||
+		    __builtin_add_overflow(v, (unsigned)(s[i] - '0'), &v))
 			return -EINVAL;
-		v = v * 10 + (unsigned)(s[i] - '0');
-	}
 	unsigned shift = 0;
 	if (i < n) {
 		switch (s[i]) {

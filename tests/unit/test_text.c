@@ -66,6 +66,21 @@ static void test_write_values(void)
 	CHECK_EQ(mcg_group_write(g, "memory.low", "0"), 0);
 }
 
+/* Every 64-bit byte count parses, up to 2^64 - 1 (above the largest limit: "max"). */
+static void test_write_u64_boundary(void)
+{
+	CHECK_EQ(mcg_group_write(g, "memory.max", "18446744073709551615"), 0);
+	CHECK(!strcmp(rd("memory.max"), "max\n"));
+	CHECK_EQ(mcg_group_write(g, "memory.max", "18446744073709551610"), 0);
+	CHECK(!strcmp(rd("memory.max"), "max\n"));
+	CHECK_EQ(mcg_group_write(g, "memory.max", "1844674407370955161"), 0);
+	CHECK(!strcmp(rd("memory.max"), "1844674407370952704\n"));
+	CHECK_EQ(mcg_group_write(g, "memory.max", "16777215T"), 0);
+	CHECK(!strcmp(rd("memory.max"), "max\n"));
+	CHECK_EQ(mcg_group_write(g, "memory.max", "16777216T"), -EINVAL);
+	CHECK_EQ(mcg_group_write(g, "memory.max", "max"), 0);
+}
+
 static void test_bad_writes_unchanged(void)
 {
 	const char *bad[] = {"",
@@ -81,6 +96,7 @@ static void test_bad_writes_unchanged(void)
 	                     "MAX",
 	                     "4096 4096",
 	                     "99999999999999999999",
+	                     "18446744073709551616", /* 2^64 */
 	                     "20000000T",
 	                     "1P",
 	                     "abc",
@@ -141,6 +157,7 @@ int main(void)
 		return 1;
 	RUN(test_defaults);
 	RUN(test_write_values);
+	RUN(test_write_u64_boundary);
 	RUN(test_bad_writes_unchanged);
 	RUN(test_read_errors_and_truncation);
 	RUN(test_current_peak_stat);
