@@ -33,8 +33,12 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "base/fault.h"
+#include "base/log.h"
 #include "os/os.h"
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
@@ -111,6 +115,48 @@ void mcg_charges_give(struct mcg_charges *ch)
 /* ------------------------------------------------------------ alloc */
 
 /* @s's vector, allocated on first use; NULL with nothing changed on failure. */
+/*
+ * The vectors come from caches of their own ("objcg-vec-<bytes>", powers of
+ * two from 32 bytes), created as needed, in which nothing is ever accounted,
+ * so a slab that holds vectors never has one.  From kmalloc, a slab could
+ * hold the vector of a slab that holds its own (kmalloc-160's vector is 818
+ * bytes, kmalloc-896's is 146): neither would ever be empty again, and each
+ * such cycle kept its slabs for good.
+ */
+#define VEC_MIN_SHIFT 5
+#define VEC_CLASSES 12 /* up to 64 KiB: 32 768 objects, more than a slab has */
+static struct mcg_cache *vec_caches[VEC_CLASSES];
+static pthread_mutex_t vec_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned vec_class(const struct mcg_slab *s)
+{
+	size_t bytes = (size_t)s->nobjs * sizeof(mcg_objcg_id_t);
+	unsigned k = 0;
+	while (((size_t)1 << (VEC_MIN_SHIFT + k)) < bytes)
+		k++;
+	MCG_BUG_ON(k >= VEC_CLASSES);
+	return k;
+}
+
+/* The cache of vectors of class @k, created on first use; NULL: -ENOMEM. */
+static struct mcg_cache *vec_cache(unsigned k)
+{
+	struct mcg_cache *c = __atomic_load_n(&vec_caches[k], __ATOMIC_ACQUIRE);
+	if (likely(c))
+		return c;
+	pthread_mutex_lock(&vec_lock);
+	c = vec_caches[k];
+	if (!c) {
+		char name[MCG_CACHE_NAME_MAX];
+		snprintf(name, sizeof(name), "objcg-vec-%zu", (size_t)1 << (VEC_MIN_SHIFT + k));
+		c = mcg_cache_create_internal(name, (size_t)1 << (VEC_MIN_SHIFT + k), 0, 0, NULL);
+		if (c)
+			__atomic_store_n(&vec_caches[k], c, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&vec_lock);
+	return c;
+}
+
 static mcg_objcg_id_t *slab_objcgs(struct mcg_slab *s)
 {
 	mcg_objcg_id_t *v = mcg_slab_vector(__atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE));
@@ -118,13 +164,14 @@ static mcg_objcg_id_t *slab_objcgs(struct mcg_slab *s)
 		return v;
 	if (mcg_fault_should_fail())
 		return NULL;
-	v = mcg_calloc(s->nobjs, sizeof(*v));
-	if (!v)
+	struct mcg_cache *vc = vec_cache(vec_class(s));
+	if (!vc || !(v = mcg_cache_alloc(vc)))
 		return NULL;
+	memset(v, 0, (size_t)s->nobjs * sizeof(*v));
 	uintptr_t none = 0;
 	if (!__atomic_compare_exchange_n(&s->objcgs, &none, (uintptr_t)v, false, __ATOMIC_ACQ_REL,
 	                                 __ATOMIC_ACQUIRE)) {
-		mcg_free(v); /* another CPU attached one first */
+		mcg_cache_free(vc, v); /* another CPU attached one first */
 		v = mcg_slab_vector(none);
 	}
 	/* Every unit's descriptor, before any object is charged: the winner
@@ -326,7 +373,7 @@ void mcg_slab_free_objcgs(struct mcg_slab *s)
 	if (!v)
 		return;
 	mcg_slab_store_objcgs(s, 0);
-	mcg_free(v);
+	mcg_cache_free(vec_caches[vec_class(s)], v);
 }
 
 /* ------------------------------------------------------------ the API */

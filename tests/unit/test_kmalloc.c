@@ -2,7 +2,8 @@
 /*
  * test_kmalloc.c - the malloc family (slab/kmalloc.c): every size class
  * boundary, usable sizes, calloc, realloc, aligned allocations, large blocks
- * mapped and unmapped, foreign pointers.  Runs again with MCG_RSEQ=0.
+ * mapped and unmapped, foreign pointers, accounted blocks whose slabs'
+ * objcg vectors could hold each other.  Runs again with MCG_RSEQ=0.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "memcg/debug.h"
+#include "memcg/group.h"
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
 #include "page/chunk.h"
@@ -318,10 +320,65 @@ static void test_foreign_and_double(void)
 	CHECK_EQ(mcg_malloc_usable_size(p + 8), 0);
 }
 
+/* Slabs of cache @name in mcg_slabinfo_write()'s text (-1: no such cache). */
+static long slabinfo_slabs(const char *name)
+{
+	static char text[65536];
+	int fd[2];
+	if (pipe(fd))
+		return -1;
+	CHECK_EQ(mcg_slabinfo_write(fd[1]), 0);
+	close(fd[1]);
+	ssize_t n, len = 0;
+	while ((n = read(fd[0], text + len, sizeof(text) - 1 - (size_t)len)) > 0)
+		len += n;
+	close(fd[0]);
+	text[len] = '\0';
+	size_t nl = strlen(name);
+	for (char *l = text; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		if (strncmp(l, name, nl) || l[nl] != ' ')
+			continue;
+		long v[13];
+		if (sscanf(l + nl,
+		           "%ld %ld %ld %ld %ld : tunables %ld %ld %ld : slabdata %ld %ld %ld",
+		           &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
+		           &v[10]) == 11)
+			return v[9];
+	}
+	return -1;
+}
+
+/*
+ * An accounted block's slab gets an objcg vector: kmalloc-160's (409 objects)
+ * is 818 bytes, kmalloc-896's (73) is 146.  Were vectors kmalloc blocks, each
+ * of these two slabs would hold the other's vector: neither could ever be
+ * empty again.  Freed and shrunk, both caches hold no slab.
+ */
+static void test_accounted_vectors_no_cycle(void)
+{
+	mcg_group_t *g;
+	REQUIRE(mcg_group_create(NULL, "vectors", &g) == 0);
+	mcg_slab_shrink_all();
+	long before160 = slabinfo_slabs("kmalloc-160"), before896 = slabinfo_slabs("kmalloc-896");
+	void *a = mcg_malloc_account(150, g), *b = mcg_malloc_account(890, g);
+	REQUIRE(a && b);
+	CHECK_EQ(mcg_malloc_usable_size(a), 160);
+	CHECK_EQ(mcg_malloc_usable_size(b), 896);
+	mcg_free(a);
+	mcg_free(b);
+	mcg_group_drain_stocks();
+	mcg_slab_shrink_all();
+	CHECK_EQ(slabinfo_slabs("kmalloc-160"), before160 > 0 ? before160 : 0);
+	CHECK_EQ(slabinfo_slabs("kmalloc-896"), before896 > 0 ? before896 : 0);
+	CHECK_EQ(mcg_group_remove(g), 0);
+	mcg_group_put(g);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
 	mcg_set_report_handler(capture);
+	RUN(test_accounted_vectors_no_cycle);
 	RUN(test_every_size);
 	RUN(test_many_live);
 	RUN(test_calloc);
