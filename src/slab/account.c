@@ -117,14 +117,14 @@ void mcg_charges_give(struct mcg_charges *ch)
 /* @s's vector, allocated on first use; NULL with nothing changed on failure. */
 /*
  * The vectors come from caches of their own ("objcg-vec-<bytes>", powers of
- * two from 32 bytes), created as needed, in which nothing is ever accounted,
+ * two from 32 bytes, living as long as kmalloc's), in which nothing is ever accounted,
  * so a slab that holds vectors never has one.  From kmalloc, a slab could
  * hold the vector of a slab that holds its own (kmalloc-160's vector is 818
  * bytes, kmalloc-896's is 146): neither would ever be empty again, and each
  * such cycle kept its slabs for good.
  */
 #define VEC_MIN_SHIFT 5
-#define VEC_CLASSES 12 /* up to 64 KiB: 32 768 objects, more than a slab has */
+#define VEC_CLASSES 9 /* up to 8 KiB: a slab has at most 4096 objects (16-byte slots, one unit) */
 static struct mcg_cache *vec_caches[VEC_CLASSES];
 static pthread_mutex_t vec_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -138,7 +138,8 @@ static unsigned vec_class(const struct mcg_slab *s)
 	return k;
 }
 
-/* The cache of vectors of class @k, created on first use; NULL: -ENOMEM. */
+/* The cache of vectors of class @k (made at kmalloc's initialisation, or
+ * here if an accounted cache came first); NULL: -ENOMEM. */
 static struct mcg_cache *vec_cache(unsigned k)
 {
 	struct mcg_cache *c = __atomic_load_n(&vec_caches[k], __ATOMIC_ACQUIRE);
@@ -155,6 +156,14 @@ static struct mcg_cache *vec_cache(unsigned k)
 	}
 	pthread_mutex_unlock(&vec_lock);
 	return c;
+}
+
+int mcg_slab_vectors_init(void)
+{
+	for (unsigned k = 0; k < VEC_CLASSES; k++)
+		if (!vec_cache(k))
+			return -ENOMEM;
+	return 0;
 }
 
 static mcg_objcg_id_t *slab_objcgs(struct mcg_slab *s)

@@ -176,6 +176,8 @@ static int kmalloc_init(void)
 		else
 			__atomic_store_n(&mcg_kmalloc_caches_[cls], c, __ATOMIC_RELEASE);
 	}
+	if (!err) /* the objcg vectors' caches live as long as kmalloc's */
+		err = mcg_slab_vectors_init();
 	if (!err) {
 		for (size_t i = 0; i < MCG_ARRAY_SIZE(mcg_kmalloc_small_); i++)
 			__atomic_store_n(&mcg_kmalloc_small_[i],

@@ -319,6 +319,8 @@ static inline bool mcg_charges_add(struct mcg_charges *ch, uint16_t id, uint64_t
 
 /** Give the charges in @ch back to their objcgs (no lock held); @ch is emptied. */
 void mcg_charges_give(struct mcg_charges *ch);
+/** Create the caches of objcg vectors (with kmalloc's).  0 or -ENOMEM. */
+int mcg_slab_vectors_init(void);
 /** Free slab @s's objcg vector (the slab is being released). */
 void mcg_slab_free_objcgs(struct mcg_slab *s);
 /** Give back the charges of the freed objects every cache's CPU arrays hold

@@ -253,13 +253,19 @@ static void *signaller(void *arg)
 	return NULL;
 }
 
+/* The library's own caches: kmalloc's and the objcg vectors'. */
+static bool is_internal(const struct mcg_cache *c)
+{
+	return !strncmp(c->name, "kmalloc-", 8) || !strncmp(c->name, "objcg-vec-", 10);
+}
+
 static size_t kmalloc_active(void)
 {
 	size_t n = 0;
 	mcg_lock(&mcg_cache_list_lock);
 	mcg_list_for_each (pos, &mcg_cache_list) {
 		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
-		if (strncmp(c->name, "kmalloc-", 8) == 0) {
+		if (is_internal(c)) {
 			mcg_cache_stats_t st;
 			mcg_cache_stats(c, &st);
 			n += st.active_objs;
@@ -274,7 +280,7 @@ static void shrink_kmalloc(void)
 	mcg_lock(&mcg_cache_list_lock);
 	mcg_list_for_each (pos, &mcg_cache_list) {
 		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
-		if (strncmp(c->name, "kmalloc-", 8) == 0)
+		if (is_internal(c))
 			mcg_cache_shrink(c);
 	}
 	mcg_unlock(&mcg_cache_list_lock);

@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+# scripts/mutate.py - mutation testing of src/ (run through scripts/mutate.sh).
+#
+# 1. The test map (build-cov/testmap.json): which lines of src/ each test of
+#    the unit, conformance and fault suites executes, and how long it runs:
+#    each test alone in the coverage tree (build-cov, scripts/coverage.sh),
+#    then gcov's JSON.  Made once; --remap makes it again.
+# 2. The mutants: every site in src/**/*.c (not the preload shim, which real
+#    programs test) where an operator applies - flip a comparison, drop a
+#    '!', + 1 <-> - 1, && <-> ||, delete a statement, return early from a
+#    void function - listed in a fixed order; N of them drawn with --seed.
+# 3. Each mutant: the file changed in a copy of the sources (build-mut/tree),
+#    only its objects and the covering tests' executables rebuilt (release
+#    flags), then the tests that execute the mutated line, the file's own
+#    test first, then the fastest; the first failure (or a timeout, 5x the
+#    test's own time and at least 20 s) kills it.  A mutant that does not
+#    compile is stillborn (not counted); one on a line no test executes
+#    survives without a run.
+# Results go to build-mut/results.jsonl as they come (a run can be resumed:
+# mutants already there are not run again); the summary - killed / (run +
+# uncovered) and the survivors with file:line, operator and the two lines -
+# to stdout and build-mut/summary.txt.
+import argparse, glob, hashlib, json, os, random, re, shutil, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COV = os.path.join(ROOT, "build-cov")
+MUT = os.path.join(ROOT, "build-mut")
+TREE = os.path.join(MUT, "tree")
+BUILD = os.path.join(MUT, "build")
+LABELS = "unit|conformance|fault"
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=isinstance(cmd, str), **kw)
+
+
+# ---------------------------------------------------------------- test map
+
+def list_tests(build):
+    out = sh(["ctest", "-N", "-L", LABELS], cwd=build, capture_output=True, text=True).stdout
+    return [m.group(1) for m in re.finditer(r"Test\s+#\d+: (\S+)", out)]
+
+
+def lines_executed(build):
+    """{src-relative file: set(lines)} from every .gcda of the library's objects."""
+    gcdas = glob.glob(os.path.join(build, "CMakeFiles/memcg_obj.dir/src/**/*.gcda"), recursive=True)
+    hit = {}
+    for g in gcdas:
+        out = sh(["gcov", "--json-format", "--stdout", g], cwd=os.path.dirname(g),
+                 capture_output=True, text=True).stdout
+        for doc in out.splitlines():
+            if not doc.startswith("{"):
+                continue
+            for f in json.loads(doc)["files"]:
+                path = os.path.relpath(os.path.join(ROOT, f["file"]) if not os.path.isabs(f["file"])
+                                       else f["file"], ROOT)
+                if not path.startswith("src/"):
+                    continue
+                s = hit.setdefault(path, set())
+                s.update(l["line_number"] for l in f["lines"] if l["count"] > 0)
+    return hit
+
+
+def make_map():
+    if not os.path.isdir(COV):
+        sys.exit("mutate: no build-cov (run scripts/coverage.sh first)")
+    sh(["cmake", "--build", COV, "-j", "2"], check=True, stdout=subprocess.DEVNULL)
+    tests = list_tests(COV)
+    tmap = {}
+    for i, t in enumerate(tests):
+        for g in glob.glob(os.path.join(COV, "**/*.gcda"), recursive=True):
+            os.unlink(g)
+        t0 = time.time()
+        r = sh(["ctest", "-R", "^" + re.escape(t) + "$", "--timeout", "900"], cwd=COV,
+               capture_output=True, text=True)
+        dt = time.time() - t0
+        hit = lines_executed(COV)
+        tmap[t] = {"seconds": round(dt, 2), "ok": r.returncode == 0,
+                   "lines": {f: sorted(v) for f, v in hit.items()}}
+        print(f"map {i + 1}/{len(tests)} {t}: {dt:.1f} s, {sum(len(v) for v in hit.values())} lines",
+              flush=True)
+    json.dump(tmap, open(os.path.join(COV, "testmap.json"), "w"))
+    return tmap
+
+
+# ---------------------------------------------------------------- mutants
+
+CMP = {"<": ">=", ">": "<=", "<=": ">", ">=": "<", "==": "!=", "!=": "=="}
+CMP_RE = re.compile(r"(?<![<>=!&|+\-*/%^])(<=|>=|==|!=|<|>)(?![<>=])")
+NOT_RE = re.compile(r"!(?!=)")
+PM_RE = re.compile(r"([+-]) 1\b")
+LOGIC_RE = re.compile(r"&&|\|\|")
+STMT_SKIP = re.compile(r"^\s*(return|break|continue|goto|case|default|if|else|for|while|do|switch|"
+                       r"static|const|struct|enum|union|typedef|unsigned|signed|int|long|short|"
+                       r"char|bool|void|size_t|ssize_t|uint\w*|int\w*|uintptr_t|mcg_\w+_t\b|"
+                       r"[A-Z_]+:|#|\}|\{)")
+
+
+def code_mask(lines):
+    """Per line: the text with comments and string/char literals blanked (same length)."""
+    out, in_comment = [], False
+    for line in lines:
+        s, i, res = line, 0, []
+        while i < len(s):
+            if in_comment:
+                j = s.find("*/", i)
+                if j < 0:
+                    res.append(" " * (len(s) - i)); i = len(s)
+                else:
+                    res.append(" " * (j + 2 - i)); i = j + 2; in_comment = False
+            elif s.startswith("/*", i):
+                in_comment = True
+            elif s.startswith("//", i):
+                res.append(" " * (len(s) - i)); i = len(s)
+            elif s[i] in "\"'":
+                q, j = s[i], i + 1
+                while j < len(s) and s[j] != q:
+                    j += 2 if s[j] == "\\" else 1
+                res.append(" " * (min(j + 1, len(s)) - i)); i = min(j + 1, len(s))
+            else:
+                res.append(s[i]); i += 1
+        out.append("".join(res))
+    return out
+
+
+def sites(path):
+    text = open(os.path.join(ROOT, path)).read().split("\n")
+    code = code_mask(text)
+    res = []
+    void_fn = False
+    for n, (orig, c) in enumerate(zip(text, code), start=1):
+        if c.lstrip().startswith("#") or not c.strip():
+            continue
+        # a function definition: its signature starts at column 0
+        if re.match(r"^(static\s+|mcg_\w+\s+)*void\s+\**\w+\(", c) and not c.rstrip().endswith(";"):
+            void_fn = True
+        elif c.startswith("{") and void_fn:
+            res.append((n, "return-early", 1, orig + " return;"))
+            void_fn = False
+            continue
+        elif not c.startswith(" ") and not c.startswith("\t"):
+            void_fn = False
+        in_macro = "MCG_BUG_ON" in c or "_Static_assert" in c
+        if in_macro:
+            continue
+        for m in CMP_RE.finditer(c):
+            op = m.group(1)
+            # skip the arrow operator and pointer/shift forms caught by the lookarounds
+            if op in ("<", ">") and (c[m.start() - 1:m.start()] == "-" or "#include" in c):
+                continue
+            res.append((n, "cmp " + op + "->" + CMP[op], m.start(),
+                        orig[:m.start()] + CMP[op] + orig[m.end():]))
+        for m in NOT_RE.finditer(c):
+            res.append((n, "drop !", m.start(), orig[:m.start()] + orig[m.start() + 1:]))
+        for m in PM_RE.finditer(c):
+            o = "-" if m.group(1) == "+" else "+"
+            res.append((n, m.group(1) + "1->" + o + "1", m.start(),
+                        orig[:m.start()] + o + orig[m.start() + 1:]))
+        for m in LOGIC_RE.finditer(c):
+            o = "||" if m.group(0) == "&&" else "&&"
+            res.append((n, m.group(0) + "->" + o, m.start(), orig[:m.start()] + o + orig[m.end():]))
+        st = c.strip()
+        prev = next((p.strip() for p in reversed(code[:n - 1]) if p.strip()), "")
+        if (st.endswith(";") and c.startswith("\t") and not STMT_SKIP.match(st)
+                and st.count("(") == st.count(")") and prev[-1:] in (";", "{", "}")):
+            indent = orig[:len(orig) - len(orig.lstrip())]
+            res.append((n, "delete statement", 0, indent + ";"))
+    return res
+
+
+def all_mutants():
+    files = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "src/**/*.c"),
+                                                                 recursive=True)
+                   if "/preload/" not in p)
+    out = []
+    for f in files:
+        for (line, op, col, new) in sites(f):
+            out.append({"file": f, "line": line, "op": op, "col": col, "new": new})
+    return out
+
+
+def mutant_id(m):
+    return hashlib.sha1(f"{m['file']}:{m['line']}:{m['col']}:{m['op']}".encode()).hexdigest()[:12]
+
+
+# ---------------------------------------------------------------- running
+
+def prepare_tree():
+    """build-mut/tree: the sources as they are (mtimes kept: nothing rebuilds needlessly)."""
+    os.makedirs(TREE, exist_ok=True)
+    for d in ("src", "include", "tests", "bench", "tools", "cmake", "docs"):
+        shutil.copytree(os.path.join(ROOT, d), os.path.join(TREE, d), dirs_exist_ok=True,
+                        copy_function=copy_if_changed)
+    copy_if_changed(os.path.join(ROOT, "CMakeLists.txt"), os.path.join(TREE, "CMakeLists.txt"))
+    sh(["cmake", "-S", TREE, "-B", BUILD, "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+        "-DMCG_BUILD_EXAMPLES=OFF"], check=True, stdout=subprocess.DEVNULL)
+
+
+def copy_if_changed(src, dst):
+    try:
+        if open(src, "rb").read() == open(dst, "rb").read():
+            return dst
+    except OSError:
+        pass
+    return shutil.copy2(src, dst)
+
+
+def target_of(test):
+    d, name = test.split("/", 1)
+    return f"{d}_{name}"
+
+
+def run_mutant(m, tmap, log):
+    path = os.path.join(TREE, m["file"])
+    orig = open(path).read()
+    lines = orig.split("\n")
+    covering = [t for t, v in tmap.items() if m["line"] in v["lines"].get(m["file"], [])]
+    res = dict(m, id=mutant_id(m), old=lines[m["line"] - 1])
+    if not covering:
+        res.update(status="survived", reason="no test executes the line")
+        return res
+    base = os.path.splitext(os.path.basename(m["file"]))[0]
+    covering.sort(key=lambda t: (not t.endswith("/test_" + base), tmap[t]["seconds"]))
+    lines[m["line"] - 1] = m["new"]
+    try:
+        open(path, "w").write("\n".join(lines))
+        b = sh(["cmake", "--build", BUILD, "-j", "2", "--target"] + [target_of(t) for t in covering],
+               capture_output=True, text=True)
+        if b.returncode != 0:
+            res.update(status="stillborn")
+            return res
+        for t in covering:
+            limit = max(20, int(5 * tmap[t]["seconds"]))
+            r = sh(["ctest", "-R", "^" + re.escape(t) + "$", "--timeout", str(limit)], cwd=BUILD,
+                   capture_output=True, text=True)
+            if r.returncode != 0:
+                res.update(status="killed", by=t,
+                           timeout="Timeout" in r.stdout)
+                return res
+        res.update(status="survived", reason=f"{len(covering)} tests pass")
+        return res
+    finally:
+        open(path, "w").write(orig)
+
+
+def summary(results, out):
+    counted = [r for r in results if r["status"] != "stillborn"]
+    killed = [r for r in counted if r["status"] == "killed"]
+    surv = [r for r in counted if r["status"] == "survived"]
+    still = len(results) - len(counted)
+    pct = 100.0 * len(killed) / len(counted) if counted else 0.0
+    lines = [f"mutants: {len(results)} ({still} stillborn, not counted); killed {len(killed)} of "
+             f"{len(counted)}: {pct:.1f} %; survived {len(surv)}"]
+    per = {}
+    for r in counted:
+        k = per.setdefault(r["file"], [0, 0])
+        k[0] += r["status"] == "killed"; k[1] += 1
+    for f in sorted(per):
+        lines.append(f"  {f:32} {per[f][0]:3}/{per[f][1]:<3}")
+    if surv:
+        lines.append("survivors:")
+    for r in sorted(surv, key=lambda r: (r["file"], r["line"])):
+        lines.append(f"  {r['id']} {r['file']}:{r['line']} [{r['op']}] ({r.get('reason', '')})")
+        lines.append(f"      - {r['old'].strip()}")
+        lines.append(f"      + {r['new'].strip()}")
+    text = "\n".join(lines)
+    print(text)
+    open(out, "w").write(text + "\n")
+    return pct
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("n", type=int)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--remap", action="store_true")
+    ap.add_argument("--only", help="regex over file paths")
+    ap.add_argument("--list", action="store_true", help="print the drawn mutants and stop")
+    a = ap.parse_args()
+    muts = all_mutants()
+    if a.only:
+        muts = [m for m in muts if re.search(a.only, m["file"])]
+    random.Random(a.seed).shuffle(muts)
+    muts = muts[:a.n]
+    if a.list:
+        for m in muts:
+            print(f"{m['file']}:{m['line']} [{m['op']}] {m['new'].strip()}")
+        return 0
+    mp = os.path.join(COV, "testmap.json")
+    tmap = json.load(open(mp)) if os.path.exists(mp) and not a.remap else make_map()
+    prepare_tree()
+    os.makedirs(MUT, exist_ok=True)
+    rpath = os.path.join(MUT, "results.jsonl")
+    done = {}
+    if os.path.exists(rpath):
+        for l in open(rpath):
+            r = json.loads(l)
+            done[r["id"]] = r
+    results = []
+    with open(rpath, "a") as log:
+        for i, m in enumerate(muts):
+            mid = mutant_id(m)
+            if mid in done:
+                results.append(done[mid])
+                continue
+            t0 = time.time()
+            r = run_mutant(m, tmap, log)
+            r["seconds"] = round(time.time() - t0, 1)
+            log.write(json.dumps(r) + "\n"); log.flush()
+            results.append(r)
+            print(f"[{i + 1}/{len(muts)}] {r['status']:9} {m['file']}:{m['line']} [{m['op']}]"
+                  f" {r.get('by', '')} {r['seconds']} s", flush=True)
+    # the tree back as the sources are
+    prepare_tree()
+    summary(results, os.path.join(MUT, "summary.txt"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
