@@ -510,5 +510,5 @@ int main(int argc, char **argv)
 	if (getenv("MCG_TEST_FAKE_NUMA"))
 		return rc;
 	fprintf(stderr, "--- again with MCG_NUMA_NODES=2\n");
-	return rc || test_rerun(argv, "MCG_NUMA_NODES", "2", "MCG_TEST_FAKE_NUMA");
+	return test_merge(rc, test_rerun(argv, "MCG_NUMA_NODES", "2", "MCG_TEST_FAKE_NUMA"));
 }

@@ -175,6 +175,5 @@ int main(int argc, char **argv)
 	RUN(test_stopped);
 	int rc = test_done();
 	fprintf(stderr, "--- again with MCG_RSEQ=0 (locked mode)\n");
-	int rc2 = test_run_locked(argv);
-	return rc || rc2;
+	return test_merge(rc, test_run_locked(argv));
 }
