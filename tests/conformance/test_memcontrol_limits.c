@@ -168,6 +168,15 @@ static void test_memcg_reclaim(void)
 	rm(g);
 }
 
+/* Teardown frees every cached object left: nothing alive, nothing charged. */
+static void test_pcache_teardown(void)
+{
+	pc_destroy(&pc);
+	CHECK_EQ(pc.live, 0);
+	mcg_group_drain_stocks();
+	CHECK_EQ(read_long(mcg_group_root(), "memory.current"), 0);
+}
+
 int main(void)
 {
 	if (pc_init(&pc, 32)) {
@@ -179,7 +188,6 @@ int main(void)
 	RUN(test_memcg_max);
 	RUN(test_memcg_oom_events);
 	RUN(test_memcg_reclaim);
-	pc_destroy(&pc);
-	CHECK_EQ(pc.live, 0);
+	RUN(test_pcache_teardown);
 	return test_done();
 }

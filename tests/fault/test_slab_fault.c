@@ -171,6 +171,9 @@ static void test_sweep_sticky(void) { sweep(1, 1); }
 
 static void test_sweep_single_warm(void) { sweep(0, 1); }
 
+/* No run reported a double free, foreign pointer or leak. */
+static void test_no_reports(void) { CHECK_EQ(reports, 0); }
+
 int main(void)
 {
 	mcg_set_report_handler(on_report);
@@ -178,6 +181,6 @@ int main(void)
 	RUN(test_sweep_single);
 	RUN(test_sweep_sticky);
 	RUN(test_sweep_single_warm);
-	CHECK_EQ(reports, 0);
+	RUN(test_no_reports);
 	return test_done();
 }
