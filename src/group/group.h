@@ -30,14 +30,17 @@
 #include "group/page_counter.h"
 #include "memcg/group.h"
 
-/* memory.events, in the kernel's order. */
+/*
+ * memory.events, in the kernel's order.  The kernel's oom_group_kill has no
+ * counterpart: memcg has no memory.oom.group (an OOM policy picks one
+ * victim group and the application kills it; nothing kills a whole group).
+ */
 enum mcg_group_event {
 	MCG_EVENT_LOW,
 	MCG_EVENT_HIGH,
 	MCG_EVENT_MAX,
 	MCG_EVENT_OOM,
 	MCG_EVENT_OOM_KILL,
-	MCG_EVENT_OOM_GROUP_KILL,
 	MCG_NR_EVENTS
 };
 
@@ -265,7 +268,7 @@ void mcg_group_event(mcg_group_t *g, enum mcg_group_event ev);
 /** mcg_group_event_read - @g's hierarchical (@local false) or local count of @ev. */
 long mcg_group_event_read(const mcg_group_t *g, enum mcg_group_event ev, bool local);
 
-/** mcg_group_event_name - "low", "high", "max", "oom", "oom_kill", "oom_group_kill". */
+/** mcg_group_event_name - "low", "high", "max", "oom", "oom_kill". */
 const char *mcg_group_event_name(enum mcg_group_event ev);
 
 /** mcg_group_stat_name - the memory.stat key of @item; *@bytes: printed in bytes. */
