@@ -214,10 +214,12 @@ void mcg_group_init(void);
 /*
  * Fork: the slab layer's pthread_atfork handlers (slab/cache.c) call these
  * in lock-rank order, so that a child finds every group lock free and every
- * list consistent: the tree lock after the cache list, the leaves (every
- * objcg's spin lock, every CPU's stock words) after the page allocator.
- * No-ops until mcg_group_init() ran.
+ * list consistent: the stock drain lock before the cache list, the tree
+ * lock after it, the leaves (every objcg's spin lock, every CPU's stock
+ * words) after the page allocator.  No-ops until mcg_group_init() ran.
  */
+void mcg_group_fork_lock_drain(void);
+void mcg_group_fork_unlock_drain(void);
 void mcg_group_fork_lock_tree(void);
 void mcg_group_fork_unlock_tree(void);
 void mcg_group_fork_lock_leaves(void);
@@ -226,6 +228,8 @@ void mcg_group_fork_unlock_leaves(void);
 void mcg_objcg_fork_lock_all(bool lock);
 /** stock.c's part of the leaves: every CPU's page and byte stock words. */
 void mcg_stock_fork_lock_all(bool lock);
+/** stock.c's drain lock (before the cache list). */
+void mcg_stock_fork_lock_drain(bool lock);
 
 /** mcg_group_tryget - take a reference unless the count already reached 0. */
 bool mcg_group_tryget(mcg_group_t *g);

@@ -160,6 +160,7 @@ static int slab_init_error;
 static void fork_prepare(void)
 {
 	/* Every lock in rank order, the group layer's included (group.h). */
+	mcg_group_fork_lock_drain();
 	mcg_lock_raw(&mcg_cache_list_lock);
 	mcg_group_fork_lock_tree();
 	unsigned ncpu = mcg_os_nr_cpus();
@@ -191,6 +192,7 @@ static void fork_release(void)
 	}
 	mcg_group_fork_unlock_tree();
 	mcg_unlock_raw(&mcg_cache_list_lock);
+	mcg_group_fork_unlock_drain();
 }
 
 static void fork_child(void)
