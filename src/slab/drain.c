@@ -178,6 +178,24 @@ mcg_public int mcg_reaper_start(unsigned interval_ms)
 	return -err;
 }
 
+/*
+ * Fork (slab/cache.c's handlers): the reaper's lock is taken before any
+ * other, so the child finds it free; the reaper thread stays in the
+ * parent, so the child has no reaper (mcg_reaper_start() there starts one,
+ * mcg_reaper_stop() returns at once).  Without this the child's stop
+ * joined a thread it does not have and hung (test_fork).
+ */
+void mcg_reaper_fork_prepare(void) { pthread_mutex_lock(&reaper_lock); }
+
+void mcg_reaper_fork_parent(void) { pthread_mutex_unlock(&reaper_lock); }
+
+void mcg_reaper_fork_child(void)
+{
+	reaper_running = false;
+	reaper_stop = false;
+	pthread_mutex_unlock(&reaper_lock);
+}
+
 mcg_public void mcg_reaper_stop(void)
 {
 	pthread_mutex_lock(&reaper_lock);

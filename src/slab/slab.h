@@ -215,6 +215,12 @@ void mcg_construct_fresh(struct mcg_cache *c, void **objs, unsigned n, uint64_t 
 /* ---- drain.c: remote draining of CPU arrays ---- */
 /** Flush every CPU array of @c to the slabs. */
 void mcg_cache_drain_all(struct mcg_cache *c);
+
+/* The reaper's part of the fork handlers (drain.c): prepare takes its lock
+ * first; the parent releases it; the child releases it and has no reaper. */
+void mcg_reaper_fork_prepare(void);
+void mcg_reaper_fork_parent(void);
+void mcg_reaper_fork_child(void);
 /** Lock and stop @c's CPU arrays marked in @which (all when NULL), then one
  *  fence: they are the caller's until mcg_cache_arrays_start(c, @which). */
 void mcg_cache_arrays_stop(struct mcg_cache *c, const uint8_t *which);
