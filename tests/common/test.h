@@ -183,7 +183,7 @@ static inline int test_done(void)
 	fflush(stdout);
 	if (outside)
 		fprintf(stderr, "FAIL %d checks outside the tests\n", outside);
-	if (all)
+	if (all || test_failed)
 		return 1;
 	if (test_passed)
 		return 0;
