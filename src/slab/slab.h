@@ -205,6 +205,11 @@ unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned
  *  of tagged ones leave with them (struct mcg_charges).  Double frees
  *  are reported.  @objs is scratch: it may be changed. */
 void mcg_node_put(struct mcg_cache *c, void **objs, unsigned n);
+/* mcg_node_put() that leaves the charges in @ch, for the caller to give
+ * once it holds no lock (a CPU array's, say), and stops where one more
+ * objcg would not fit in @ch.  Return: how many of @objs went back. */
+struct mcg_charges;
+unsigned mcg_node_put_gather(struct mcg_cache *c, void **objs, unsigned n, struct mcg_charges *ch);
 /** Objects out of @node's slabs (held or in CPU arrays), summed over its
  *  slabs (node lock held): exact at rest, a snapshot while frees run. */
 size_t mcg_node_objects_out(struct mcg_cache *c, unsigned node);
