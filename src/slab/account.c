@@ -176,11 +176,11 @@ static void slab_note_objcg(struct mcg_slab *s, mcg_objcg_id_t id)
 	mcg_spin_unlock(&s->lock);
 }
 
-/* An object of @c, as its array slot (tagged or not); 0 if there is none:
- * the alloc side, then what the free side holds, then a refill. */
+/* An object of @c, as its array slot (tagged or not); 0 if there is none. */
 static uintptr_t slot_alloc(struct mcg_cache *c)
 {
-	void *slot = mcg_cache_pop_slot(c);
+	void *slot = mcg_percpu_use_rseq() ? mcg_rseq_stack_pop(c->pcpu)
+	                                   : mcg_cpulock_stack_pop(c->pcpu);
 	return (uintptr_t)(slot ? slot : mcg_cache_refill(c)); /* fresh: untagged */
 }
 
@@ -236,13 +236,9 @@ static bool arrays_hold_charged(struct mcg_cache *c)
 	for (unsigned cpu = 0; cpu < ncpu && !any; cpu++) {
 		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
 		mcg_lock(&st->lock);
-		for (uint32_t side = 0; side <= MCG_PCPU_SIDE_STRIDE && !any;
-		     side += MCG_PCPU_SIDE_STRIDE) {
-			struct mcg_pcpu_side *sd = mcg_pcpu_stack_side(st, side);
-			uint32_t cur = MCG_MIN(MCG_READ_ONCE(sd->cur), c->cpu_cap);
-			for (uint32_t i = 0; i < cur && !any; i++)
-				any = mcg_slot_id((uintptr_t)MCG_READ_ONCE(sd->slots[i])) != 0;
-		}
+		uint32_t cur = MCG_MIN(MCG_READ_ONCE(st->cur), c->cpu_cap);
+		for (uint32_t i = 0; i < cur && !any; i++)
+			any = mcg_slot_id((uintptr_t)MCG_READ_ONCE(st->slots[i])) != 0;
 		mcg_unlock(&st->lock);
 	}
 	return any;
@@ -259,22 +255,18 @@ static bool arrays_gather(struct mcg_cache *c, struct mcg_charges *r, bool take)
 	unsigned ncpu = mcg_os_nr_cpus();
 	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
 		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
-		for (uint32_t side = 0; side <= MCG_PCPU_SIDE_STRIDE;
-		     side += MCG_PCPU_SIDE_STRIDE) {
-			struct mcg_pcpu_side *sd = mcg_pcpu_stack_side(st, side);
-			for (uint32_t i = 0; i < sd->cur; i++) {
-				uintptr_t slot = (uintptr_t)sd->slots[i];
-				mcg_objcg_id_t id = mcg_slot_id(slot);
-				if (!id)
-					continue;
-				if (!mcg_charges_add(r, id, c->charge_units))
-					return false;
-				if (take) { /* entry and slot together; tagged still: a
-					     * double free is still seen */
-					void *obj = mcg_slot_obj(slot);
-					*entry_of(slab_of_own(obj), obj) = 0;
-					sd->slots[i] = (void *)mcg_slot_tagged(obj, 0);
-				}
+		for (uint32_t i = 0; i < st->cur; i++) {
+			uintptr_t slot = (uintptr_t)st->slots[i];
+			mcg_objcg_id_t id = mcg_slot_id(slot);
+			if (!id)
+				continue;
+			if (!mcg_charges_add(r, id, c->charge_units))
+				return false;
+			if (take) { /* entry and slot together; tagged still: a double
+				     * free is still seen */
+				void *obj = mcg_slot_obj(slot);
+				*entry_of(slab_of_own(obj), obj) = 0;
+				st->slots[i] = (void *)mcg_slot_tagged(obj, 0);
 			}
 		}
 	}

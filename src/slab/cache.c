@@ -68,26 +68,10 @@ static unsigned current_node_touch(struct mcg_cache *c)
 	return mcg_os_cpu_node(cpu);
 }
 
-void *mcg_cache_pop_slot(struct mcg_cache *c)
-{
-	if (!mcg_percpu_use_rseq())
-		return mcg_cpulock_stack_pop(c->pcpu); /* it swaps the sides itself */
-	void *slot = mcg_rseq_stack_pop(c->pcpu);
-	/* Empty: what the free side holds becomes the alloc side's. */
-	while (!slot && mcg_rseq_stack_swap(c->pcpu) == MCG_PCPU_OK)
-		slot = mcg_rseq_stack_pop(c->pcpu);
-	return slot;
-}
-
 mcg_noinline void *mcg_cache_alloc_slow(struct mcg_cache *c)
 {
 	if (!mcg_percpu_use_rseq()) /* the fast path's pop failed: locked mode */
 		return mcg_cache_alloc_cpulock(c);
-	uintptr_t slot = (uintptr_t)mcg_cache_pop_slot(c);
-	if (slot & MCG_SLOT_CHARGED)
-		return mcg_cache_alloc_uncharge(c, slot);
-	if (slot)
-		return (void *)slot;
 	return mcg_cache_refill(c);
 }
 
@@ -295,10 +279,10 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	size_t off_pcpu =
 	        MCG_ALIGN_UP(off_nodes + nnodes * sizeof(struct mcg_cache_node), MCG_PCPU_STRIDE);
 	size_t off_slots = off_pcpu + (size_t)ncpu * MCG_PCPU_STRIDE;
-	/* Each CPU has two sides' slots, each after a NULL slot of its own: the
-	 * push compares the object with slots[cur - 1] without testing cur for 0. */
-	size_t total = MCG_ALIGN_UP(off_slots + (size_t)ncpu * 2 * (cap + 1) * sizeof(void *),
-	                            MCG_PAGE_SIZE);
+	/* Each CPU's slots follow a NULL slot of their own: the push compares
+	 * the object with slots[cur - 1] without testing cur for 0. */
+	size_t total =
+	        MCG_ALIGN_UP(off_slots + (size_t)ncpu * (cap + 1) * sizeof(void *), MCG_PAGE_SIZE);
 	char *mem = mcg_os_map(total, MCG_PAGE_SIZE);
 	if (!mem) {
 		errno = ENOMEM;
@@ -338,8 +322,7 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
 		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
 		mcg_lock_init(&st->lock, MCG_RANK_PCPU);
-		void **mine = c->slot_mem + (size_t)cpu * 2 * (cap + 1);
-		mcg_pcpu_stack_init(st, mine + 1, mine + cap + 2);
+		st->slots = c->slot_mem + (size_t)cpu * (cap + 1) + 1;
 		if (debug)
 			mcg_pcpu_stack_stop(st);
 		else
@@ -443,7 +426,8 @@ mcg_public int mcg_cache_stats(mcg_cache_t *c, mcg_cache_stats_t *st)
 	if (!c->debug) {
 		unsigned ncpu = mcg_os_nr_cpus();
 		for (unsigned cpu = 0; cpu < ncpu; cpu++) {
-			st->cached_objs += mcg_pcpu_stack_count(mcg_pcpu_stack_of(c->pcpu, cpu));
+			uint32_t cur = MCG_READ_ONCE(mcg_pcpu_stack_of(c->pcpu, cpu)->cur);
+			st->cached_objs += cur;
 		}
 	}
 	/* Racy while running (arrays move under us); exact at rest. */

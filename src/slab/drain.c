@@ -48,28 +48,23 @@
 #define AGE_TICK_EVERY 64   /* slow paths per thread between looks at the clock */
 
 /*
- * Give every object of stopped array @st (both sides) back to its slab,
- * their charges into @ch.  Return false when @ch filled up first: the rest
- * stays, for another round.
+ * Give @k objects from the bottom (the oldest) of stopped array @st back,
+ * their charges into @ch; fewer when @ch fills up.  Return how many.
  */
-static bool array_give_back(struct mcg_cache *c, struct mcg_pcpu_stack *st, struct mcg_charges *ch)
+static uint32_t array_give_back(struct mcg_cache *c, struct mcg_pcpu_stack *st, uint32_t k,
+                                struct mcg_charges *ch)
 {
-	for (uint32_t side = 0; side <= MCG_PCPU_SIDE_STRIDE; side += MCG_PCPU_SIDE_STRIDE) {
-		struct mcg_pcpu_side *sd = mcg_pcpu_stack_side(st, side);
-		uint32_t done = 0;
-		while (done < sd->cur) {
-			unsigned n = MCG_MIN(c->batch, sd->cur - done);
-			unsigned put = mcg_node_put_gather(c, sd->slots + done, n, ch);
-			done += put;
-			if (put < n)
-				break; /* @ch is full: the rest after it is given */
-		}
-		memmove(sd->slots, sd->slots + done, (size_t)(sd->cur - done) * sizeof(void *));
-		MCG_WRITE_ONCE(sd->cur, sd->cur - done); /* read racily by stats and aging */
-		if (sd->cur)
-			return false;
+	uint32_t done = 0;
+	while (done < k) {
+		unsigned n = MCG_MIN(c->batch, k - done);
+		unsigned put = mcg_node_put_gather(c, st->slots + done, n, ch);
+		done += put;
+		if (put < n)
+			break; /* @ch is full: the rest after it is given */
 	}
-	return true;
+	memmove(st->slots, st->slots + done, (size_t)(st->cur - done) * sizeof(void *));
+	MCG_WRITE_ONCE(st->cur, st->cur - done); /* read racily by stats and reap */
+	return done;
 }
 
 void mcg_cache_arrays_stop(struct mcg_cache *c, const uint8_t *which)
@@ -98,40 +93,48 @@ void mcg_cache_arrays_start(struct mcg_cache *c, const uint8_t *which)
 }
 
 /*
- * Stop the arrays of @c marked in @which (all when NULL), give all their
- * objects back, start them again.  The objects' charges are given after the
- * start, with no array lock held: the last charge of a removed group's
- * objcg frees it, which takes the tree lock (rank 15, below the arrays'
- * 20).  When more objcgs than a tally holds come up, another round gives
- * the rest.
+ * Stop the arrays of @c marked in @which (all when NULL), give back
+ * @fifth ? a fifth : all of each, start them again.  The objects' charges
+ * are given after the start, with no array lock held: the last charge of a
+ * removed group's objcg frees it, which takes the tree lock (rank 15, below
+ * the arrays' 20; test_objcg_mt and test_fork met it under aging).  When
+ * more objcgs than a tally holds come up, another round gives the rest.
  */
-static void drain_arrays(struct mcg_cache *c, const uint8_t *which)
+static void drain_arrays(struct mcg_cache *c, const uint8_t *which, bool fifth)
 {
 	unsigned ncpu = mcg_os_nr_cpus();
-	uint8_t left[MCG_MAX_CPUS];
-	bool more;
-	for (unsigned cpu = 0; cpu < ncpu; cpu++)
-		left[cpu] = !which || which[cpu];
+	uint32_t want[MCG_MAX_CPUS];
+	bool first = true, more;
 	do {
 		struct mcg_charges ch;
 		ch.n = 0;
 		more = false;
 		mcg_cache_arrays_stop(c, which);
 		for (unsigned cpu = 0; cpu < ncpu; cpu++) {
-			if (!left[cpu] || more)
+			if (which && !which[cpu])
 				continue;
-			left[cpu] = !array_give_back(c, mcg_pcpu_stack_of(c->pcpu, cpu), &ch);
-			more = left[cpu];
+			struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
+			uint32_t cur = st->cur;
+			if (first)
+				want[cpu] = fifth ? (cur + 4) / 5 : cur;
+			want[cpu] = MCG_MIN(want[cpu], cur); /* it ran between rounds */
+			if (more || !want[cpu]) {
+				more |= want[cpu] != 0;
+				continue;
+			}
+			want[cpu] -= array_give_back(c, st, want[cpu], &ch);
+			more |= want[cpu] != 0;
 		}
 		mcg_cache_arrays_start(c, which);
 		mcg_charges_give(&ch);
+		first = false;
 	} while (more);
 }
 
 void mcg_cache_drain_all(struct mcg_cache *c)
 {
 	if (!c->debug)
-		drain_arrays(c, NULL);
+		drain_arrays(c, NULL, false);
 }
 
 mcg_public long mcg_cache_shrink(mcg_cache_t *c)
@@ -164,11 +167,11 @@ static long cache_age(struct mcg_cache *c, bool *drained)
 				busy = true; /* its slow path ran: hot, leave it */
 				continue;
 			}
-			if (mcg_pcpu_stack_count(st) > 0)
+			if (__atomic_load_n(&st->cur, __ATOMIC_RELAXED) > 0)
 				which[cpu] = 1, any = true;
 		}
 		if (any) {
-			drain_arrays(c, which);
+			drain_arrays(c, which, false);
 			*drained = true;
 		}
 	}

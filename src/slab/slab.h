@@ -347,10 +347,6 @@ void *mcg_cache_refill(struct mcg_cache *c);
 /** mcg_null_einval - NULL with errno EINVAL (out of line: callers need no frame). */
 void *mcg_null_einval(void);
 void *mcg_cache_alloc_cpulock(struct mcg_cache *c);
-/** mcg_cache_pop_slot - a slot (tagged or not) from this CPU's alloc side, the
- *  sides swapped when it is empty and the free side is not; NULL if both are
- *  empty (or stopped).  The slow paths' pop. */
-void *mcg_cache_pop_slot(struct mcg_cache *c);
 void mcg_cache_free_cpulock(struct mcg_cache *c, struct mcg_slab *s, void *obj);
 void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg_slab *s, int why);
 /** The global cache list: lock, and iteration under it. */

@@ -147,16 +147,13 @@ static void free_again(void *arg)
 	victim_free(v, v->obj);
 }
 
-/* How many slots of @cpu's array of @c (both sides) hold @obj (tagged or not). */
+/* How many slots of @cpu's array of @c hold @obj (tagged or not). */
 static int in_array(mcg_cache_t *c, int cpu, const void *obj)
 {
 	struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, (unsigned)cpu);
 	int n = 0;
-	for (uint32_t side = 0; side <= MCG_PCPU_SIDE_STRIDE; side += MCG_PCPU_SIDE_STRIDE) {
-		struct mcg_pcpu_side *sd = mcg_pcpu_stack_side(st, side);
-		for (uint32_t i = 0; i < sd->cur; i++)
-			n += mcg_slot_obj((uintptr_t)sd->slots[i]) == obj;
-	}
+	for (uint32_t i = 0; i < st->cur; i++)
+		n += mcg_slot_obj((uintptr_t)st->slots[i]) == obj;
 	return n;
 }
 
