@@ -15,6 +15,8 @@ static const struct {
         {"charge", bench_charge_main, "seed 002: mutex vs atomic vs per-CPU stock charging"},
         {"reclaim", bench_reclaim_main, "seed 003: postmark under reclaim, shrinker scalability"},
         {"objcg", bench_objcg_main, "seed 000: accounted frees, alive/removed group; pairs; bytes"},
+        {"control", bench_control_main,
+         "the control socket off / on / polled: its cost to the fast paths"},
 };
 
 int mcg_cmd_bench(int argc, char **argv)

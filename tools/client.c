@@ -146,12 +146,12 @@ int client_request(struct client *c, const char *const *words, int nwords, char 
 	}
 	size_t sent = 0, total = mcg_out_size(&req);
 	int err = 0;
-	while (sent < total && !err) {
+	while (sent < total) {
 		ssize_t n = send(c->fd, mcg_out_data(&req) + sent, total - sent, MSG_NOSIGNAL);
 		if (n > 0)
 			sent += (size_t)n;
 		else if (errno != EINTR)
-			err = -EPIPE;
+			break; /* closed: it may have said why (a refusal), so read on */
 	}
 	mcg_out_free(&req);
 

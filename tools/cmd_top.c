@@ -429,7 +429,7 @@ static void draw(const struct view *v, struct sample *s)
 		char name[64], c[16], h[16], m[16], p[16], r[16], e[NR_EV][16];
 		const char *base = strrchr(g->path, '/');
 		base = g->depth && base ? base + 1 : g->path;
-		snprintf(name, sizeof(name), "%*s%s", (int)(2 * (g->depth ? g->depth - 1 : 0)), "",
+		snprintf(name, sizeof(name), "%*s%s", (int)(2 * g->depth), "",
 		         g->depth ? base : "/");
 		human(c, sizeof(c), g->current);
 		human(h, sizeof(h), g->high);

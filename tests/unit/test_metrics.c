@@ -53,9 +53,9 @@ static long http(int port, const char *req)
 
 static void test_bad_addresses(void)
 {
-	static const char *const bad[] = {"",         "127.0.0.1",     "127.0.0.1:",
-	                                  "1.2.3:80", "localhost:80",  "127.0.0.1:65536",
-	                                  "[::1:80",  "::1:80",        "127.0.0.1:-1",
+	static const char *const bad[] = {"",         "127.0.0.1",    "127.0.0.1:",
+	                                  "1.2.3:80", "localhost:80", "127.0.0.1:65536",
+	                                  "[::1:80",  "::1:80",       "127.0.0.1:-1",
 	                                  "[::1]80",  "127.0.0.1:80x"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (mcg_metrics_start(bad[i]) != -EINVAL)

@@ -27,8 +27,8 @@ static void test_append_and_printf(void)
 	big[sizeof(big) - 1] = '\0';
 	mcg_out_printf(&o, "[%s]", big);
 	CHECK_EQ(mcg_out_size(&o), 10 + 2 + 4999);
-	CHECK(mcg_out_data(&o)[10] == '[' && mcg_out_data(&o)[10 + 5000] == ']');
-	CHECK_EQ(mcg_out_data(&o)[mcg_out_size(&o)], '\0');
+	CHECK(o.buf[10] == '[' && o.buf[10 + 5000] == ']');
+	CHECK_EQ(o.buf[o.len], '\0');
 	CHECK_EQ(o.err, 0);
 	mcg_out_free(&o);
 	CHECK(o.buf == NULL);

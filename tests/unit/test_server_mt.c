@@ -182,7 +182,8 @@ static void test_framing(void)
 	CHECK(send_all(fd, big, sizeof(big)));
 	CHECK(send_all(fd, "\nread / memory.max\n", 19));
 	CHECK(reply(fd, buf, sizeof(buf), 5000) > 0 &&
-	      !strcmp(buf, "error E2BIG Argument list too long: a request is at most 4095 bytes\n"));
+	      !strcmp(buf,
+	              "error E2BIG Argument list too long: a request is at most 4095 bytes\n"));
 	CHECK(reply(fd, buf, sizeof(buf), 5000) > 0 && !strcmp(buf, "ok 4\nmax\n"));
 	close(fd);
 	/* A last line without its newline, then the end of the stream. */
@@ -201,7 +202,7 @@ static void test_half_line_times_out(void)
 	CHECK(send_all(half, "read / mem", 10));
 	uint64_t t0 = (uint64_t)time(NULL);
 	CHECK(ask(other, "read / memory.max\n", "ok 4\nmax\n")); /* served meanwhile */
-	CHECK_EQ(reply(half, buf, sizeof(buf), 5000), 0);       /* closed at the timeout */
+	CHECK_EQ(reply(half, buf, sizeof(buf), 5000), 0);        /* closed at the timeout */
 	CHECK((uint64_t)time(NULL) - t0 <= 3);
 	CHECK_EQ(reply(other, buf, sizeof(buf), 5000), 0); /* idle as long: closed too */
 	close(half);
