@@ -369,6 +369,20 @@ static void human(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.1fG", v / (1024.0 * 1024 * 1024));
 }
 
+/* @s cut or padded with spaces to @cols terminal columns (one per UTF-8 character). */
+static void put_cols(const char *s, int cols)
+{
+	int used = 0;
+	const char *p = s;
+	for (; *p; p++) {
+		bool starts = ((unsigned char)*p & 0xc0) != 0x80;
+		if (starts && used == cols)
+			break;
+		used += starts;
+	}
+	printf("%.*s%*s", (int)(p - s), s, cols - used, "");
+}
+
 static void rate(char *buf, size_t len, double v)
 {
 	if (isnan(v))
@@ -426,7 +440,7 @@ static void draw(const struct view *v, struct sample *s)
 	int room_groups = rows - line - (v->caches ? v->caches + 3 : 0) - 1;
 	for (int k = 0; k < n && (k < room_groups || !v->ansi); k++) {
 		const struct group *g = &s->g[order[k]];
-		char name[64], c[16], h[16], m[16], p[16], r[16], e[NR_EV][16];
+		char name[320], c[16], h[16], m[16], p[16], r[16], e[NR_EV][16];
 		const char *base = strrchr(g->path, '/');
 		base = g->depth && base ? base + 1 : g->path;
 		snprintf(name, sizeof(name), "%*s%s", (int)(2 * g->depth), "",
@@ -438,8 +452,9 @@ static void draw(const struct view *v, struct sample *s)
 		human(r, sizeof(r), g->reclaim_rate);
 		for (int ev = 0; ev < NR_EV; ev++)
 			rate(e[ev], sizeof(e[ev]), g->event_rate[ev]);
-		printf("%-32.32s %9s %9s %9s %9s %10s %7s %7s %7s %7s%s", name, c, h, m, p, r,
-		       e[EV_LOW], e[EV_HIGH], e[EV_MAX], e[EV_OOM], eol);
+		put_cols(name, 32);
+		printf(" %9s %9s %9s %9s %10s %7s %7s %7s %7s%s", c, h, m, p, r, e[EV_LOW],
+		       e[EV_HIGH], e[EV_MAX], e[EV_OOM], eol);
 		line++;
 	}
 	free(order);
