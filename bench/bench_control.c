@@ -63,7 +63,7 @@ static int nscrapes;
 static int dial(void)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", sock_path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		close(fd);

@@ -111,10 +111,12 @@ static void fork_child(void)
 			srv.clients[i].fd = -1;
 			mcg_out_init(&srv.clients[i].out); /* forgotten, see the banner */
 		}
-		close(srv.listen_fd);
-		close(srv.wake_fd);
+		if (srv.listen_fd >= 0)
+			close(srv.listen_fd);
+		if (srv.wake_fd >= 0)
+			close(srv.wake_fd);
 		srv.listen_fd = srv.wake_fd = -1;
-		srv.running = false;
+		__atomic_store_n(&srv.running, false, __ATOMIC_RELEASE);
 		srv.path[0] = '\0';
 	}
 	pthread_mutex_unlock(&srv.table_lock);
@@ -171,6 +173,8 @@ static bool peer_allowed(int fd, long *uid)
 
 static void client_close(struct client *c)
 {
+	/* (A descriptor the program closed under us, POLLNVAL, was set to -1:
+	 * its number may be the program's own file now.) */
 	pthread_mutex_lock(&srv.table_lock);
 	int fd = c->fd;
 	c->fd = -1;
@@ -257,8 +261,10 @@ static void answer_next(struct client *c)
 /* Move bytes for @c as poll said (@revents); false: close it. */
 static bool client_io(struct client *c, short revents, uint64_t now)
 {
-	if (revents & POLLNVAL)
+	if (revents & POLLNVAL) {
+		c->fd = -1; /* closed by the program: not ours to close again */
 		return false;
+	}
 	if (mcg_out_size(&c->out)) {
 		if (!(revents & (POLLOUT | POLLERR | POLLHUP)))
 			return true;
@@ -320,12 +326,22 @@ static void *serve(void *arg)
 			break;
 		if (ready <= 0)
 			continue;
-		if (pfd[0].revents)
-			continue; /* stop: the loop's test sees it */
-		if (pfd[1].revents & (POLLNVAL | POLLERR)) {
-			mcg_log("control socket: the listening socket went away; not serving");
+		if ((pfd[0].revents | pfd[1].revents) & (POLLNVAL | POLLERR)) {
+			/* The program closed our descriptors (a close-all loop). */
+			mcg_log("control socket: its descriptors were closed; not serving");
+			pthread_mutex_lock(&srv.table_lock);
+			if (pfd[0].revents & POLLNVAL)
+				srv.wake_fd = -1;
+			if (pfd[1].revents & POLLNVAL)
+				srv.listen_fd = -1;
+			for (int k = 2; k < n; k++)
+				if (pfd[k].revents & POLLNVAL)
+					srv.clients[who[k]].fd = -1;
+			pthread_mutex_unlock(&srv.table_lock);
 			break;
 		}
+		if (pfd[0].revents)
+			continue; /* stop: the loop's test sees it */
 		now = mcg_os_now_ns();
 		if (pfd[1].revents & POLLIN)
 			accept_all(now);
@@ -438,8 +454,8 @@ mcg_public int mcg_control_start(const char *path)
 		} else {
 			pthread_setname_np(srv.thread, "memcg-control");
 			pthread_mutex_lock(&srv.table_lock);
-			srv.running = true;
 			srv.pid = getpid();
+			__atomic_store_n(&srv.running, true, __ATOMIC_RELEASE);
 			pthread_mutex_unlock(&srv.table_lock);
 		}
 	}
@@ -460,16 +476,18 @@ mcg_public void mcg_control_stop(void)
 	if (srv.running && srv.pid == getpid()) {
 		__atomic_store_n(&srv.stopping, true, __ATOMIC_RELEASE);
 		uint64_t one = 1;
-		ssize_t n = write(srv.wake_fd, &one, sizeof(one));
+		ssize_t n = srv.wake_fd >= 0 ? write(srv.wake_fd, &one, sizeof(one)) : 0;
 		(void)n;
 		pthread_join(srv.thread, NULL);
 		pthread_mutex_lock(&srv.table_lock);
 		unlink(srv.path);
-		close(srv.listen_fd);
-		close(srv.wake_fd);
+		if (srv.listen_fd >= 0)
+			close(srv.listen_fd);
+		if (srv.wake_fd >= 0)
+			close(srv.wake_fd);
 		srv.listen_fd = srv.wake_fd = -1;
 		srv.path[0] = '\0';
-		srv.running = false;
+		__atomic_store_n(&srv.running, false, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&srv.table_lock);
 	}
 	mcg_unlock(&srv.start_lock);

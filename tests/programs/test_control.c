@@ -206,7 +206,7 @@ static void socket_path(char *buf, size_t len)
 static int dial(const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		close(fd);

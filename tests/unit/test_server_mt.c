@@ -18,7 +18,10 @@
  *   - credentials (as root): another uid reaching the socket gets EACCES;
  *   - fork: the child serves nothing and has no socket of its own, the
  *     parent's still answers it (and everyone), the child may start its
- *     own; forks while a thread keeps asking do not deadlock.
+ *     own; forks while a thread keeps asking do not deadlock;
+ *   - a program that closes every descriptor (as daemons do): the server
+ *     stops serving without closing anyone else's files, stop returns, and
+ *     a new start serves (in a child, outside TSan builds).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,7 +45,7 @@ static char dir[64], path[128];
 static int dial(const char *p)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", p);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", p);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		close(fd);
@@ -392,6 +395,39 @@ static void test_fork(void)
 	CHECK_EQ(failures, 0);
 }
 
+static void test_program_closes_all_fds(void)
+{
+	if (mcg_config_tsan) {
+		fprintf(stderr, "  skipped: TSan cannot start threads after a threaded fork\n");
+		return;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char mine[128];
+		snprintf(mine, sizeof(mine), "%s/closer.sock", dir);
+		int bad = mcg_control_start(mine) != 0;
+		int fd = dial(mine);
+		bad |= (!ask(fd, "info\n", "ok ")) << 1;
+		for (int i = 3; i < 4096; i++) /* what a daemon does at start */
+			close(i);
+		usleep(200000);                         /* the server notices */
+		int keep = open("/dev/null", O_RDONLY); /* a file of the program's own */
+		mcg_control_stop();
+		bad |= (fcntl(keep, F_GETFD) < 0) << 2; /* not closed by the server */
+		bad |= (mcg_control_start(mine) != 0) << 3;
+		fd = dial(mine);
+		bad |= (!ask(fd, "read / memory.max\n", "ok 4\nmax\n")) << 4;
+		close(fd);
+		mcg_control_stop();
+		_exit(bad);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	strcpy(dir, "/tmp/memcg-test-XXXXXX");
@@ -406,6 +442,7 @@ int main(void)
 	RUN(test_clients_that_never_read);
 	RUN(test_other_uid_refused);
 	RUN(test_fork);
+	RUN(test_program_closes_all_fds);
 	mcg_control_stop();
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
