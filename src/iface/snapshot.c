@@ -7,7 +7,10 @@
  * (group, child being visited), each visited child referenced through
  * mcg_group_next_child(), so removals during the walk are harmless (a
  * removed group is skipped or seen once).  Paths are built on a stack of
- * lengths into one path buffer.
+ * lengths into one path buffer.  Files are read after the walk, from the
+ * references it kept: the memory.stat of up to STAT_BATCH groups under one
+ * scan of the CPU arrays (mcg_objcg_stat_hold), so a scrape stops the
+ * arrays of the accounted caches once per batch, not once per group.
  *
  * Locks: none of its own; each mcg_group_read() takes what it takes.
  */
@@ -16,7 +19,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include "base/compiler.h"
 #include "base/fault.h"
+#include "group/objcg.h"
 #include "memcg/kmalloc.h"
 
 static const char *const file_names[MCG_SNAP_NR_FILES] = {
@@ -77,11 +82,13 @@ int mcg_snapshot_add_group(struct mcg_snapshot *s, const char *path, unsigned de
 	if (grow((void **)&s->groups, s->nr_groups, &s->cap_groups, sizeof(*s->groups)))
 		return s->err = -ENOMEM;
 	struct mcg_snap_group *g = &s->groups[s->nr_groups];
-	g->path = add_text(s, path, strlen(path));
+	size_t plen = strlen(path);
+	g->path = add_text(s, path, plen);
 	g->depth = depth;
 	for (int f = 0; f < MCG_SNAP_NR_FILES; f++) {
-		const char *t = files && files[f] ? files[f] : "";
-		g->file[f] = add_text(s, t, strlen(t));
+		const char *t = files ? files[f] : NULL;
+		g->file[f] =
+		        t ? add_text(s, t, strlen(t)) : g->path + plen; /* the path's NUL: "" */
 	}
 	if (s->text.err)
 		return s->err = -ENOMEM;
@@ -104,43 +111,58 @@ int mcg_snapshot_add_cache(struct mcg_snapshot *s, const char *name, const mcg_c
 
 /* ------------------------------------------------------------ taking one */
 
-/* Read every file of @g and add it as @path. */
-static int add_live_group(struct mcg_snapshot *s, mcg_group_t *g, const char *path, unsigned depth,
-                          unsigned flags)
+/* Groups whose memory.stat one scan of the CPU arrays serves, and the room
+ * each one's text gets meanwhile (a longer text is read again alone). */
+#define STAT_BATCH 256
+#define STAT_SLOT 4096
+
+/* The text of file @f of @g appended; its offset (an empty text if unreadable). */
+static size_t read_file(struct mcg_snapshot *s, mcg_group_t *g, enum mcg_snap_file f)
 {
-	if (!(flags & MCG_SNAP_FILES))
-		return mcg_snapshot_add_group(s, path, depth, NULL);
-	char small[4096];
-	char *texts[MCG_SNAP_NR_FILES] = {0};
-	char *heap[MCG_SNAP_NR_FILES] = {0}; /* texts too long for `small` */
-	int err = 0;
-	size_t used = 0;
-	for (int f = 0; f < MCG_SNAP_NR_FILES && !err; f++) {
-		size_t room = sizeof(small) - used;
-		ssize_t n = mcg_group_read(g, file_names[f], small + used, room);
-		if (n < 0) {
-			small[used] = '\0'; /* not readable: empty */
-			n = 0;
-		} else if ((size_t)n >= room) {
-			/* Longer than what is left: its own buffer. */
-			heap[f] = mcg_fault_should_fail() ? NULL : mcg_malloc((size_t)n + 1);
-			if (!heap[f]) {
-				err = -ENOMEM;
-				break;
-			}
-			if (mcg_group_read(g, file_names[f], heap[f], (size_t)n + 1) != n)
-				heap[f][0] = '\0'; /* it changed meanwhile: empty this once */
-			texts[f] = heap[f];
-			continue;
+	struct mcg_out *o = &s->text;
+	size_t at = mcg_out_size(o);
+	ssize_t n = mcg_group_read(g, file_names[f], NULL, 0);
+	for (int tries = 0; n >= 0 && tries < 4; tries++) {
+		o->len = o->start + at;
+		mcg_out_write(o, NULL, (size_t)n + 1); /* the text and its NUL */
+		if (o->err)
+			return 0;
+		ssize_t m = mcg_group_read(g, file_names[f], o->buf + o->start + at, (size_t)n + 1);
+		if (m >= 0 && m <= n) {
+			o->len = o->start + at + (size_t)m + 1;
+			return at;
 		}
-		texts[f] = small + used;
-		used += (size_t)n + 1;
+		n = m; /* it grew meanwhile: again */
 	}
-	if (!err)
-		err = mcg_snapshot_add_group(s, path, depth, (const char *const *)texts);
-	for (int f = 0; f < MCG_SNAP_NR_FILES; f++)
-		mcg_free(heap[f]);
-	return err;
+	o->len = o->start + at;
+	mcg_out_write(o, "", 1);
+	return at;
+}
+
+/*
+ * Every file of groups [@first, @first + @n) (referenced in @refs).  Their
+ * memory.stat first, all under one scan of the CPU arrays
+ * (mcg_objcg_stat_hold), into @slots, with no allocation in between.
+ */
+static void read_batch(struct mcg_snapshot *s, mcg_group_t **refs, size_t first, size_t n,
+                       char *slots)
+{
+	struct mcg_objcg_held held;
+	ssize_t len[STAT_BATCH];
+	mcg_objcg_stat_hold(&held);
+	for (size_t i = 0; i < n; i++)
+		len[i] = mcg_group_read(refs[first + i], file_names[MCG_SNAP_STAT],
+		                        slots + i * STAT_SLOT, STAT_SLOT);
+	mcg_objcg_stat_release();
+	for (size_t i = 0; i < n && !s->text.err; i++) {
+		struct mcg_snap_group *g = &s->groups[first + i];
+		for (int f = 0; f < MCG_SNAP_NR_FILES; f++) {
+			if (f != MCG_SNAP_STAT || len[i] < 0 || len[i] >= STAT_SLOT)
+				g->file[f] = read_file(s, refs[first + i], f);
+			else
+				g->file[f] = add_text(s, slots + i * STAT_SLOT, (size_t)len[i]);
+		}
+	}
 }
 
 /* @g's path from the root into @path (emptied first). */
@@ -169,23 +191,35 @@ struct frame {
 	size_t path_len;      /* the path of g in the path buffer */
 };
 
-int mcg_snapshot_take(struct mcg_snapshot *s, mcg_group_t *base, unsigned flags)
+/* Add @g at @path and @depth, keeping a reference in (*@refs)[]. */
+static int add_walked(struct mcg_snapshot *s, mcg_group_t *g, const char *path, unsigned depth,
+                      mcg_group_t ***refs, size_t *cap)
 {
-	s->nr_groups = s->nr_caches = 0;
-	s->err = 0;
-	mcg_out_reset(&s->text, 0);
-	if (!base)
-		base = mcg_group_root();
+	size_t n = s->nr_groups;
+	if (grow((void **)refs, n, cap, sizeof(**refs)) ||
+	    mcg_snapshot_add_group(s, path, depth, NULL))
+		return -ENOMEM;
+	mcg_group_get(g);
+	(*refs)[n] = g;
+	return 0;
+}
 
+/*
+ * The walk: depth first, each group's path added and referenced.  Files
+ * are read afterwards (read_batch), so that many memory.stat reads share
+ * one scan of the CPU arrays with no allocation among them.
+ */
+static int walk(struct mcg_snapshot *s, mcg_group_t *base, mcg_group_t ***refs, size_t *cap)
+{
 	struct mcg_out path;
 	mcg_out_init(&path);
 	path_of(base, &path);
 	struct frame *stack = NULL;
-	size_t depth = 0, cap = 0;
+	size_t depth = 0, stack_cap = 0;
 	int err = path.err;
 	if (!err)
-		err = add_live_group(s, base, mcg_out_data(&path), 0, flags);
-	if (!err && !grow((void **)&stack, 0, &cap, sizeof(*stack)))
+		err = add_walked(s, base, mcg_out_data(&path), 0, refs, cap);
+	if (!err && !grow((void **)&stack, 0, &stack_cap, sizeof(*stack)))
 		stack[depth++] = (struct frame){base, NULL, mcg_out_size(&path)};
 	else if (!err)
 		err = -ENOMEM;
@@ -204,8 +238,8 @@ int mcg_snapshot_take(struct mcg_snapshot *s, mcg_group_t *base, unsigned flags)
 		mcg_out_puts(&path, mcg_group_name(c));
 		err = path.err;
 		if (!err)
-			err = add_live_group(s, c, mcg_out_data(&path), (unsigned)depth, flags);
-		if (!err && grow((void **)&stack, depth, &cap, sizeof(*stack)))
+			err = add_walked(s, c, mcg_out_data(&path), (unsigned)depth, refs, cap);
+		if (!err && grow((void **)&stack, depth, &stack_cap, sizeof(*stack)))
 			err = -ENOMEM;
 		if (!err)
 			stack[depth++] = (struct frame){c, NULL, mcg_out_size(&path)};
@@ -215,26 +249,58 @@ int mcg_snapshot_take(struct mcg_snapshot *s, mcg_group_t *base, unsigned flags)
 		mcg_group_put(stack[--depth].pos);
 	mcg_free(stack);
 	mcg_out_free(&path);
+	return err;
+}
 
-	if (!err && (flags & MCG_SNAP_CACHES)) {
-		struct mcg_slabinfo_row *rows = NULL;
-		size_t room = 0, n = 0;
-		for (;;) {
-			n = mcg_slabinfo_collect(rows, room);
-			if (n <= room)
-				break;
-			mcg_free(rows);
-			room = n + 8;
-			rows = mcg_fault_should_fail() ? NULL : mcg_malloc(room * sizeof(*rows));
-			if (!rows) {
-				err = -ENOMEM;
-				break;
-			}
-		}
-		for (size_t i = 0; i < n && !err; i++)
-			err = mcg_snapshot_add_cache(s, rows[i].name, &rows[i].st);
+static int take_caches(struct mcg_snapshot *s)
+{
+	struct mcg_slabinfo_row *rows = NULL;
+	size_t room = 0, n = 0;
+	int err = 0;
+	for (;;) {
+		n = mcg_slabinfo_collect(rows, room);
+		if (n <= room)
+			break;
 		mcg_free(rows);
+		room = n + 8;
+		rows = mcg_fault_should_fail() ? NULL : mcg_malloc(room * sizeof(*rows));
+		if (!rows)
+			return -ENOMEM;
 	}
+	for (size_t i = 0; i < n && !err; i++)
+		err = mcg_snapshot_add_cache(s, rows[i].name, &rows[i].st);
+	mcg_free(rows);
+	return err;
+}
+
+int mcg_snapshot_take(struct mcg_snapshot *s, mcg_group_t *base, unsigned flags)
+{
+	s->nr_groups = s->nr_caches = 0;
+	s->err = 0;
+	mcg_out_reset(&s->text, 0);
+	if (!base)
+		base = mcg_group_root();
+
+	mcg_group_t **refs = NULL;
+	size_t cap = 0;
+	int err = walk(s, base, &refs, &cap);
+	if (!err && (flags & MCG_SNAP_FILES)) {
+		size_t batch = MCG_MIN(s->nr_groups, (size_t)STAT_BATCH);
+		char *slots = mcg_fault_should_fail() ? NULL : mcg_malloc(batch * STAT_SLOT);
+		if (!slots)
+			err = -ENOMEM;
+		for (size_t first = 0; !err && first < s->nr_groups; first += batch) {
+			read_batch(s, refs, first, MCG_MIN(batch, s->nr_groups - first), slots);
+			if (s->text.err)
+				err = -ENOMEM;
+		}
+		mcg_free(slots);
+	}
+	for (size_t i = 0; i < s->nr_groups; i++)
+		mcg_group_put(refs[i]);
+	mcg_free(refs);
+	if (!err && (flags & MCG_SNAP_CACHES))
+		err = take_caches(s);
 	if (err)
 		s->err = err;
 	return s->err;

@@ -12,6 +12,9 @@
  * only, the caches, a 300-level chain, the line splitter and the number
  * parser, and a fault sweep: every failure is -ENOMEM with every group
  * reference dropped (the removed groups are freed: no dying descendants).
+ * x and y hold accounted objects, some freed into the CPU arrays still
+ * charged: every group's memory.stat in a snapshot (one scan of the arrays
+ * for all of them) equals its own mcg_group_read() at rest.
  */
 #include <errno.h>
 
@@ -22,6 +25,8 @@
 #include "test.h"
 
 static mcg_group_t *a, *x, *y, *b;
+static mcg_cache_t *acc;
+static void *objs[2][300];
 
 static void setup(void)
 {
@@ -31,6 +36,36 @@ static void setup(void)
 	mcg_group_create(NULL, "s-b", &b);
 	mcg_group_write(y, "memory.max", "12M");
 	mcg_charge(y, 3, 0);
+	/* Accounted objects; every other one freed: charged objects in the arrays. */
+	acc = mcg_cache_create("snap-accounted", 192, 0, MCG_CACHE_ACCOUNT, NULL);
+	for (int g = 0; g < 2; g++)
+		for (int i = 0; i < 300; i++)
+			objs[g][i] = mcg_cache_alloc_account(acc, g ? y : x);
+	for (int g = 0; g < 2; g++)
+		for (int i = 0; i < 300; i += 2) {
+			mcg_cache_free(acc, objs[g][i]);
+			objs[g][i] = NULL;
+		}
+}
+
+static void test_stat_at_rest_equals_reads(void)
+{
+	struct mcg_snapshot s;
+	mcg_snapshot_init(&s);
+	REQUIRE(mcg_snapshot_take(&s, NULL, MCG_SNAP_FILES) == 0);
+	mcg_group_t *gs[] = {mcg_group_root(), a, x, y, b};
+	for (size_t i = 0; i < 5 && i < s.nr_groups; i++) {
+		char buf[4096];
+		mcg_group_read(gs[i], "memory.stat", buf, sizeof(buf));
+		if (strcmp(mcg_snap_text(&s, &s.groups[i], MCG_SNAP_STAT), buf))
+			CHECK(!fprintf(stderr, "%s: '%s' vs '%s'\n",
+			               mcg_snap_path(&s, &s.groups[i]),
+			               mcg_snap_text(&s, &s.groups[i], MCG_SNAP_STAT), buf));
+	}
+	/* 150 live objects of 194 charged bytes each in x. */
+	CHECK_EQ(key_of(mcg_snap_text(&s, &s.groups[2], MCG_SNAP_STAT), "slab_unreclaimable"),
+	         150 * 194);
+	mcg_snapshot_free(&s);
 }
 
 static void test_tree_in_order(void)
@@ -162,6 +197,10 @@ static void test_fault_sweep(void)
 	/* Every reference the failed walks took was dropped: removed groups go at once. */
 	mcg_group_t *gs[] = {x, y, a, b};
 	mcg_uncharge(y, 3);
+	for (int g = 0; g < 2; g++)
+		for (int i = 1; i < 300; i += 2)
+			mcg_cache_free(acc, objs[g][i]);
+	CHECK_EQ(mcg_cache_destroy(acc), 0);
 	for (int i = 0; i < 4; i++) {
 		CHECK_EQ(mcg_group_remove(gs[i]), 0);
 		mcg_group_put(gs[i]);
@@ -175,6 +214,7 @@ int main(void)
 {
 	setup();
 	RUN(test_tree_in_order);
+	RUN(test_stat_at_rest_equals_reads);
 	RUN(test_subtree_paths_only_and_caches);
 	RUN(test_deep_chain);
 	RUN(test_kv_and_numbers);
