@@ -25,7 +25,8 @@
  * MISS.  The same ratios of the thread's CPU time beside them: on a shared
  * machine the wall time also counts the time other processes took the CPU.
  * Also the scrape's own latency (the poller's median and worst, ms).
- * --smoke: one short round.
+ * --runs N: rounds (default 41: the machines these run on are shared and
+ * noisy); --smoke: one short round.
  */
 #include <errno.h>
 #include <poll.h>
@@ -48,7 +49,7 @@ static const char *const vnames[NR_V] = {"off", "on", "poll"};
 enum { W_MALLOC, W_ACCOUNT, NR_W };
 static const char *const wnames[NR_W] = {"malloc", "account"};
 
-#define MAX_RUNS 64
+#define MAX_RUNS 101
 #define TENANTS 8
 
 static char sock_path[108];
@@ -170,7 +171,7 @@ int bench_control_main(int argc, char **argv)
 	struct bench_opts o;
 	if (bench_parse_opts(argc, argv, &o))
 		return 2;
-	int runs = o.smoke ? 1 : (o.runs == 5 ? 21 : MCG_MIN(o.runs, MAX_RUNS));
+	int runs = o.smoke ? 1 : (o.runs == 5 ? 41 : MCG_MIN(o.runs, MAX_RUNS));
 	char dir[] = "/tmp/memcg-bench-XXXXXX";
 	if (!mkdtemp(dir))
 		return 1;
