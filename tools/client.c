@@ -42,7 +42,8 @@ int client_dirs(char **dirs, int max)
 	snprintf(buf, sizeof(buf), "/tmp/memcg-%ld", (long)geteuid());
 	add_dir(dirs, &n, max, buf);
 	if (geteuid() == 0) {
-		static const char *const patterns[] = {"/run/user/*/memcg", "/tmp/memcg-*"};
+		static const char *const patterns[] = {"/run/user/[0-9]*/memcg",
+		                                       "/tmp/memcg-[0-9]*"};
 		for (size_t p = 0; p < sizeof(patterns) / sizeof(patterns[0]); p++) {
 			glob_t g;
 			if (glob(patterns[p], GLOB_NOSORT, NULL, &g) != 0)
