@@ -56,7 +56,22 @@ int client_dirs(char **dirs, int max)
 	return n;
 }
 
-bool client_pid_alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+bool client_pid_alive(pid_t pid)
+{
+	if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM))
+		return false;
+	/* A zombie has exited: its parent has not reaped it yet. */
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return true;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *paren = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
+	return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
+}
 
 static int connect_path(struct client *c, const char *path)
 {

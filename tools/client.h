@@ -65,7 +65,7 @@ int client_take_target(int argc, char **argv, int *i, pid_t *pid, const char **p
 /** client_explain - a one-line explanation of client_connect()'s @err for @pid, to stderr. */
 void client_explain(const char *cmd, pid_t pid, const char *path, int err);
 
-/** client_pid_alive - whether process @pid exists (any user's). */
+/** client_pid_alive - whether process @pid exists (any user's) and has not exited (a zombie). */
 bool client_pid_alive(pid_t pid);
 
 /** client_group_path - GROUP with a leading '/' added when missing, into @buf; @buf. */

@@ -732,6 +732,9 @@ int mcg_cmd_top(int argc, char **argv)
 		tcsetattr(0, TCSANOW, &saved);
 	if (gone) {
 		fflush(stdout);
+		/* A process removes its socket on its way out: give it a moment. */
+		for (int i = 0; i < 40 && client_pid_alive(pid); i++)
+			usleep(50000);
 		if (!client_pid_alive(pid))
 			fprintf(stderr, "memcg top: process %ld exited\n", (long)pid);
 		else
