@@ -10,6 +10,7 @@
 #include "baseline.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <errno.h>
 #include <malloc.h>
 #include <spawn.h>
@@ -18,6 +19,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "run.h" /* mcg_run_find_preload() */
 
 extern char **environ;
 
@@ -64,15 +67,56 @@ static const char *find_lib(size_t i)
 	return NULL;
 }
 
+static char shim_path[PATH_MAX];
+
+const char *baseline_lib(const char *name)
+{
+	if (!strcmp(name, "memcg")) {
+		if (!shim_path[0] && mcg_run_find_preload(shim_path, sizeof(shim_path)))
+			shim_path[0] = '\0';
+		return shim_path[0] ? shim_path : NULL;
+	}
+	for (size_t i = 0; i < sizeof(preloadable) / sizeof(preloadable[0]); i++)
+		if (!strcmp(name, preloadable[i].name))
+			return find_lib(i);
+	return NULL;
+}
+
+/* Does preloaded variant @v start and serve malloc?  (One probe worker.) */
+static bool probe(const struct bench_variant *v, const char *const *probe_argv)
+{
+	const char *argv[16];
+	int k = 0;
+	while (probe_argv[k] && k < 14) {
+		argv[k] = probe_argv[k];
+		k++;
+	}
+	argv[k++] = v->name;
+	argv[k] = NULL;
+	double dummy[1];
+	if (bench_worker_run(v, argv, dummy, 1) == 1)
+		return true;
+	fprintf(stderr, "memcg bench: %s (%s) does not run preloaded: skipped\n", v->name,
+	        v->preload);
+	return false;
+}
+
 int bench_variants_find(struct bench_variant *out, const char *const *probe_argv)
 {
 	int n = 0;
-	out[n++] = (struct bench_variant){"mcg", BENCH_MCG_CACHE, NULL, false};
-	out[n++] = (struct bench_variant){"mcg-kmalloc", BENCH_MCG_KMALLOC, NULL, false};
-	out[n++] = (struct bench_variant){"glibc", BENCH_LIBC, NULL, true};
+	const char *shim = bench_sanitized ? NULL : baseline_lib("memcg");
+	struct bench_variant memcg = {"memcg", BENCH_LIBC, shim, false, false};
+	if (shim && probe(&memcg, probe_argv))
+		out[n++] = memcg;
+	else if (!bench_sanitized)
+		fprintf(stderr, "memcg bench: memcg's shim (libmemcg-preload.so) not found: the "
+		                "memcg variant is skipped\n");
+	out[n++] = (struct bench_variant){"mcg-cache", BENCH_MCG_CACHE, NULL, false, true};
+	out[n++] = (struct bench_variant){"mcg_malloc", BENCH_MCG_KMALLOC, NULL, false, true};
+	out[n++] = (struct bench_variant){"glibc", BENCH_LIBC, NULL, true, false};
 	if (bench_sanitized) {
-		fprintf(stderr, "memcg bench: sanitizer build: jemalloc, mimalloc and tcmalloc "
-		                "skipped, and 'glibc' is the sanitizer's malloc\n");
+		fprintf(stderr, "memcg bench: sanitizer build: memcg's shim, jemalloc, mimalloc "
+		                "and tcmalloc skipped, and 'glibc' is the sanitizer's malloc\n");
 		return n;
 	}
 	for (size_t i = 0; i < sizeof(preloadable) / sizeof(preloadable[0]); i++) {
@@ -82,43 +126,46 @@ int bench_variants_find(struct bench_variant *out, const char *const *probe_argv
 			        preloadable[i].name, preloadable[i].files[0]);
 			continue;
 		}
-		struct bench_variant v = {preloadable[i].name, BENCH_LIBC, path, true};
-		const char *argv[16];
-		int k = 0;
-		while (probe_argv[k] && k < 14) {
-			argv[k] = probe_argv[k];
-			k++;
-		}
-		argv[k++] = v.name;
-		argv[k] = NULL;
-		double dummy[1];
-		if (bench_worker_run(&v, argv, dummy, 1) != 1) {
-			fprintf(stderr, "memcg bench: %s (%s) does not run preloaded: skipped\n",
-			        v.name, path);
-			continue;
-		}
-		out[n++] = v;
+		struct bench_variant v = {preloadable[i].name, BENCH_LIBC, path, true, false};
+		if (probe(&v, probe_argv))
+			out[n++] = v;
 	}
 	return n;
 }
 
-/* environ without LD_PRELOAD, plus LD_PRELOAD=@preload if not NULL.  Free with free(). */
-static char **worker_env(const char *preload, char *buf, size_t buflen)
+/*
+ * The static TLS room a worker starts with, so that allocators with
+ * initial-exec TLS (jemalloc's is 2.6 KiB, memcg's shim's 0.4) can be
+ * dlopen()ed side by side (inproc.h).  Every worker gets it, so every
+ * variant runs in the same environment but for LD_PRELOAD.
+ */
+#define WORKER_TUNABLE "glibc.rtld.optional_static_tls=16384"
+
+/* environ without LD_PRELOAD, plus LD_PRELOAD=@preload if not NULL, and
+ * WORKER_TUNABLE added to GLIBC_TUNABLES.  Free with free(). */
+static char **worker_env(const char *preload, char *buf, size_t buflen, char *tbuf, size_t tlen)
 {
 	size_t n = 0;
 	while (environ[n])
 		n++;
-	char **env = calloc(n + 2, sizeof(char *));
+	char **env = calloc(n + 3, sizeof(char *));
 	if (!env)
 		return NULL;
 	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "LD_PRELOAD=", 11))
+	const char *tunables = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!strncmp(environ[i], "GLIBC_TUNABLES=", 15))
+			tunables = environ[i] + 15;
+		else if (strncmp(environ[i], "LD_PRELOAD=", 11))
 			env[k++] = environ[i];
+	}
 	if (preload) {
 		snprintf(buf, buflen, "LD_PRELOAD=%s", preload);
 		env[k++] = buf;
 	}
+	snprintf(tbuf, tlen, "GLIBC_TUNABLES=%s%s%s", tunables ? tunables : "",
+	         tunables && *tunables ? ":" : "", WORKER_TUNABLE);
+	env[k++] = tbuf;
 	env[k] = NULL;
 	return env;
 }
@@ -132,8 +179,9 @@ int bench_worker_run(const struct bench_variant *v, const char *const *argv, dou
 		args[na++] = argv[i];
 	args[na] = NULL;
 
-	char preload_var[300];
-	char **env = worker_env(v->preload, preload_var, sizeof(preload_var));
+	char preload_var[PATH_MAX + 16], tunables[1024];
+	char **env = worker_env(v->preload, preload_var, sizeof(preload_var), tunables,
+	                        sizeof(tunables));
 	int fds[2];
 	if (!env || pipe(fds)) {
 		free(env);
@@ -207,11 +255,13 @@ int bench_worker_run(const struct bench_variant *v, const char *const *argv, dou
 	return n;
 }
 
-/* The substring malloc's library path must contain for baseline @name. */
+/* The substring malloc's library path must contain for variant @name. */
 static const char *tag_of(const char *name)
 {
 	if (!strcmp(name, "glibc"))
 		return "libc.so";
+	if (!strcmp(name, "memcg"))
+		return "libmemcg-preload";
 	for (size_t i = 0; i < sizeof(preloadable) / sizeof(preloadable[0]); i++)
 		if (!strcmp(name, preloadable[i].name))
 			return preloadable[i].tag;
@@ -241,6 +291,7 @@ int baseline_check_self(const char *name)
 static const struct {
 	const char *name, *call;
 } release_calls[] = {
+        {"memcg", "mcg_slab_shrink_all()"},
         {"glibc", "malloc_trim(0)"},
         {"jemalloc", "mallctl(arena.all.purge)"},
         {"mimalloc", "mi_collect(true)"},
@@ -255,29 +306,37 @@ const char *baseline_release_name(const char *name)
 	return "none";
 }
 
-const char *baseline_release(const char *name)
+const char *baseline_release(const char *name, void *handle)
 {
 	if (!strcmp(name, "glibc")) {
 		malloc_trim(0);
+	} else if (!strcmp(name, "memcg")) {
+		long (*shrink_all)(void);
+		*(void **)&shrink_all = dlsym(handle, "mcg_slab_shrink_all");
+		if (!shrink_all)
+			return "none";
+		shrink_all();
 	} else if (!strcmp(name, "jemalloc")) {
 		int (*ctl)(const char *, void *, size_t *, void *, size_t);
-		*(void **)&ctl = dlsym(RTLD_DEFAULT, "mallctl");
+		*(void **)&ctl = dlsym(handle, "mallctl");
 		if (!ctl)
 			return "none";
 		ctl("thread.tcache.flush", NULL, NULL, NULL, 0);
 		ctl("arena.4096.purge", NULL, NULL, NULL, 0); /* 4096: MALLCTL_ARENAS_ALL */
 	} else if (!strcmp(name, "mimalloc")) {
 		void (*collect)(bool);
-		*(void **)&collect = dlsym(RTLD_DEFAULT, "mi_collect");
+		*(void **)&collect = dlsym(handle, "mi_collect");
 		if (!collect)
 			return "none";
 		collect(true);
 	} else if (!strcmp(name, "tcmalloc")) {
 		void (*release)(void);
-		*(void **)&release = dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory");
+		*(void **)&release = dlsym(handle, "MallocExtension_ReleaseFreeMemory");
 		if (!release)
 			return "none";
 		release();
+	} else {
+		return "none";
 	}
 	return baseline_release_name(name);
 }

@@ -12,9 +12,12 @@ static const struct {
 	const char *help;
 } benches[] = {
         {"slab", bench_slab_main, "seed 001 alloc/free pairs, seed 000 1M frees, grow/shrink, RSS"},
-        {"charge", bench_charge_main, "seed 002: mutex vs atomic vs per-CPU stock charging"},
+        {"charge", bench_charge_main,
+         "seed 002: spin/mutex res_counter, atomic, stock; pair and held"},
         {"reclaim", bench_reclaim_main, "seed 003: postmark under reclaim, shrinker scalability"},
         {"objcg", bench_objcg_main, "seed 000: accounted frees, alive/removed group; pairs; bytes"},
+        {"kvcache", bench_kvcache_main,
+         "examples/kvcache under redis-benchmark: tenants vs one group vs redis-server"},
         {"control", bench_control_main,
          "the control socket off / on / polled: its cost to the fast paths"},
 };

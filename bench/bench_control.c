@@ -237,12 +237,16 @@ int bench_control_main(int argc, char **argv)
 				bench_emit_json("control", vnames[v], extra, med[v], "ns/pair");
 			}
 			snprintf(extra, sizeof(extra),
-			         "\"workload\":\"%s\",\"verdict\":\"%s\",\"cpu_ratio\":%.4f",
-			         wnames[w], bench_verdict_name(von), con);
+			         "\"workload\":\"%s\",\"pass\":%s,\"verdict\":\"%s\","
+			         "\"cpu_ratio\":%.4f",
+			         wnames[w], bench_verdict_met(von) ? "true" : "false",
+			         bench_verdict_name(von), con);
 			bench_emit_json("control", "on/off", extra, on, "ratio");
 			snprintf(extra, sizeof(extra),
-			         "\"workload\":\"%s\",\"verdict\":\"%s\",\"cpu_ratio\":%.4f",
-			         wnames[w], bench_verdict_name(vpl), cpl);
+			         "\"workload\":\"%s\",\"pass\":%s,\"verdict\":\"%s\","
+			         "\"cpu_ratio\":%.4f",
+			         wnames[w], bench_verdict_met(vpl) ? "true" : "false",
+			         bench_verdict_name(vpl), cpl);
 			bench_emit_json("control", "poll/off", extra, pl, "ratio");
 		} else {
 			printf("%-8s %8.2f %8.2f %8.2f %8.3f %-5s %8.3f %-5s | %6.2f %8.3f %8.3f\n",

@@ -8,10 +8,13 @@
 #               checks the metrics), util-linux and bsdutils (setpriv runs a
 #               client as another user; script gives memcg top a terminal)
 #   baselines:  libjemalloc2, libmimalloc2.0, libtcmalloc-minimal4 (benchmarks)
+#   kvcache:    redis-server, redis-tools (redis-cli, redis-benchmark): the
+#               example server's tests, demo and benchmark talk to it with
+#               real clients and compare it with a real redis-server
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config python3 perl git clang-format
-      libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
+      libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 redis-server redis-tools
       libmicrohttpd-dev curl prometheus util-linux bsdutils)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -24,8 +27,9 @@ echo "memcg: installing ${missing[*]}" >&2
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
-# prometheus ships a service; only promtool is wanted.  Where nothing says
-# whether services may start (a container, CI), say no for the install.
+# redis-server and prometheus ship services (redis on port 6379); nothing here
+# uses them (the tests start their own servers on free ports, and only
+# promtool is wanted): keep apt from starting any, for this install.
 policy=/usr/sbin/policy-rc.d
 added_policy=""
 if [ ! -e "$policy" ]; then

@@ -24,7 +24,8 @@
  * what the limits did.  Global pressure (memcg/pressure.h) runs alongside
  * and says where this process's real budget comes from.
  *
- * `memcg demo --program` runs the first demo instead (demo_program.c).
+ * `memcg demo --program` runs the first demo instead (demo_program.c);
+ * `memcg demo --server` a real server and real clients (demo_server.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -297,22 +298,26 @@ static void teardown(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: memcg demo [--seconds N] [--program]\n"
+	fprintf(f, "usage: memcg demo [--seconds N] [--program | --server]\n"
 	           "  Four tenants with limits and protections fill caches on top of\n"
 	           "  working sets, one of them leaking; every second their memory and\n"
 	           "  events, then what the limits did.  --program: the first demo (a\n"
-	           "  python3 workload on memcg's allocator) instead.\n");
+	           "  python3 workload on memcg's allocator) instead.  --server: memcg-kvcache\n"
+	           "  with three tenants, driven by redis-benchmark (20 s).\n");
 }
 
 int mcg_cmd_demo(int argc, char **argv)
 {
 	int seconds = 16;
+	bool server = false;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
 		} else if (!strcmp(argv[i], "--program")) {
 			return mcg_demo_program();
+		} else if (!strcmp(argv[i], "--server")) {
+			server = true;
 		} else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
 			seconds = atoi(argv[++i]);
 			if (seconds < 1 || seconds > 600) {
@@ -325,6 +330,8 @@ int mcg_cmd_demo(int argc, char **argv)
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (server)
+		return mcg_demo_server(seconds == 16 ? 20 : seconds);
 	if (setup()) {
 		fprintf(stderr, "memcg demo: setup failed\n");
 		return 1;

@@ -10,4 +10,11 @@
  */
 int mcg_demo_program(void);
 
+/**
+ * mcg_demo_server - memcg-kvcache with three tenants driven by
+ * redis-benchmark for @seconds, a line per tenant each second, then a
+ * summary (demo_server.c).  Return: the exit status.
+ */
+int mcg_demo_server(int seconds);
+
 #endif

@@ -229,6 +229,12 @@ enum mcg_shrinker_flags {
 	 * there.  Without it: called on node 0 only, about every node's objects.
 	 */
 	MCG_SHRINKER_NUMA_AWARE = 1u << 1,
+	/**
+	 * Objects cost nothing to recreate: every pass scans half of what is
+	 * freeable, whatever the priority (the kernel's seeks = 0).  The ops'
+	 * seeks must then be 0.
+	 */
+	MCG_SHRINKER_TRIM_HALF = 1u << 2,
 };
 
 /** Default batch: objects per scan_objects call (the kernel's SHRINK_BATCH). */
@@ -253,8 +259,9 @@ typedef struct mcg_shrinker_ops {
 	 * scanned a different number.
 	 */
 	unsigned long (*scan_objects)(mcg_shrinker_t *s, mcg_shrink_control_t *sc);
-	/** Cost of recreating an object; 0: trim aggressively (half per call).  Default: use
-	 * MCG_DEFAULT_SEEKS. */
+	/** Cost of recreating an object, as the kernel's seeks: each pass scans
+	 *  (freeable >> priority) * 4 / seeks.  0: MCG_DEFAULT_SEEKS.  (Trimming
+	 *  half of what is freeable every pass is MCG_SHRINKER_TRIM_HALF.) */
 	unsigned seeks;
 	/** Objects per scan_objects call; 0: MCG_SHRINK_BATCH. */
 	unsigned long batch;
@@ -267,7 +274,8 @@ typedef struct mcg_shrinker_ops {
 /**
  * mcg_shrinker_create - a shrinker from @ops (copied), not yet registered:
  * create its list_lrus now, then mcg_shrinker_register().
- * Return: 0; -EINVAL (no callback, bad flags); -ENOMEM; -ENOSPC (more than
+ * Return: 0; -EINVAL (no callback, bad flags, seeks with MCG_SHRINKER_TRIM_HALF);
+ * -ENOMEM; -ENOSPC (more than
  * MCG_SHRINKER_MAX shrinkers).  Pair with mcg_shrinker_destroy().
  */
 int mcg_shrinker_create(const mcg_shrinker_ops_t *ops, mcg_shrinker_t **out);

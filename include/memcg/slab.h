@@ -129,6 +129,14 @@ long mcg_cache_reap(mcg_cache_t *cache);
 long mcg_slab_reap_all(void);
 
 /**
+ * mcg_slab_shrink_all - mcg_cache_shrink() on every cache, the kmalloc
+ * caches included: every free object goes back to its slab and every empty
+ * slab to the OS (what malloc_trim(0) does for glibc).  Costly: stops every
+ * CPU's array of every cache.  Return: bytes returned to the OS.
+ */
+long mcg_slab_shrink_all(void);
+
+/**
  * mcg_reaper_start - start a background thread that calls
  * mcg_slab_reap_all() every @interval_ms milliseconds.
  * Return: 0, -EALREADY if running, -EINVAL if @interval_ms is 0, or -errno.

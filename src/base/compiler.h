@@ -25,10 +25,9 @@
 #define mcg_tls __thread __attribute__((tls_model("initial-exec")))
 #define mcg_cacheline_aligned __attribute__((aligned(64)))
 /* A fast-path entry point that starts on a cache line: its hot blocks sit
- * where its own code puts them, whatever precedes it in the binary (a
- * change elsewhere once moved mcg_cache_alloc/free by 0x170 bytes, and the
- * plain pair from 0.92 to 1.00 of tcmalloc's time; mcg_malloc/free's from
- * 0.90 to 0.97).  On mcg_cache_alloc/free and mcg_malloc/free. */
+ * where its own code puts them, whatever precedes it in the binary, so a
+ * change elsewhere cannot move its loop across a line or a fetch boundary.
+ * On mcg_cache_alloc/free and mcg_malloc/free. */
 #define mcg_entry_aligned __attribute__((aligned(64)))
 #define MCG_CACHELINE 64
 

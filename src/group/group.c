@@ -16,7 +16,7 @@
 
 #include "base/fault.h"
 #include "base/log.h"
-#include "base/pcpu_word.h"
+#include "percpu/pcpu_word.h"
 #include "memcg/kmalloc.h"
 
 mcg_lock_t mcg_group_tree_lock;
@@ -192,7 +192,7 @@ mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group
 		return -ENOMEM;
 	}
 
-	/* The stock packs a group's address in 44 bits (base/pcpu_word.h). */
+	/* The stock packs a group's address in 44 bits (percpu/pcpu_word.h). */
 	MCG_BUG_ON(!mcg_pcpu_word_keyable(g));
 	strcpy(g->name, name);
 	g->name_len = (uint8_t)strlen(name); /* <= MCG_GROUP_NAME_MAX */

@@ -24,8 +24,8 @@
 
 #include "base/list.h"
 #include "base/lock.h"
-#include "base/pcpu_stack.h" /* MCG_PCPU_GATE_UNIT */
-#include "base/pcpu_word.h"
+#include "percpu/pcpu_stack.h" /* MCG_PCPU_GATE_UNIT */
+#include "percpu/pcpu_word.h"
 #include "group/objcg.h"
 #include "group/page_counter.h"
 #include "memcg/group.h"
@@ -61,7 +61,7 @@ struct mcg_reclaim_info; /* reclaim/shrinker.h */
 
 struct mcg_group {
 	struct mcg_page_counter memory; /* memory.current/min/low/high/max/peak */
-	void *pcpu_stat; /* per-CPU blocks of MCG_NR_STATS int64 (base/pcpu_word.h) */
+	void *pcpu_stat; /* per-CPU blocks of MCG_NR_STATS int64 (percpu/pcpu_word.h) */
 	struct mcg_group *parent;
 	long refcnt;                      /* atomic */
 	int online;                       /* 1 until removed (written under the tree lock) */

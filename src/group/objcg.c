@@ -17,6 +17,7 @@
  * levels it no longer belongs to; an uncharge already left `charged`, so the
  * move did not cancel it.
  */
+#include "base/mm_const.h"
 #include "group/objcg.h"
 
 #include <errno.h>
@@ -374,13 +375,13 @@ uint64_t mcg_objcg_stocked_here(const struct mcg_objcg *x)
 
 void mcg_objcg_init(void)
 {
-	mcg_objcg_table = mcg_os_map(MCG_OBJCG_IDS * sizeof(*mcg_objcg_table), 4096);
+	mcg_objcg_table = mcg_os_map(MCG_OBJCG_IDS * sizeof(*mcg_objcg_table), MCG_PAGE_SIZE);
 	if (!mcg_objcg_table)
 		mcg_die("no memory for the objcg ids");
 	nr_cpus = mcg_os_nr_cpus();
-	size_t bytes =
-	        MCG_ALIGN_UP(((size_t)nr_cpus * MCG_OBJCG_STOCK_BANKS) << MCG_PCPU_SHIFT, 4096);
-	mcg_objcg_stocks = mcg_os_map(bytes, 4096);
+	size_t bytes = MCG_ALIGN_UP(((size_t)nr_cpus * MCG_OBJCG_STOCK_BANKS) << MCG_PCPU_SHIFT,
+	                            MCG_PAGE_SIZE);
+	mcg_objcg_stocks = mcg_os_map(bytes, MCG_PAGE_SIZE);
 	if (!mcg_objcg_stocks)
 		mcg_die("no memory for the byte stocks");
 	for (unsigned b = 0; b < MCG_OBJCG_STOCK_BANKS; b++)

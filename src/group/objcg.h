@@ -20,7 +20,7 @@
  * charge while it sits in a cache's CPU array (slab/account.h); charges
  * not in any object are held ahead of use in a per-CPU byte stock, then in the objcg's own
  * `leftover` (1-2 pages kept, for objcgs without a word on the CPU).  The byte stock is
- * direct-mapped: MCG_OBJCG_STOCK_SLOTS words per CPU (base/pcpu_word.h, in
+ * direct-mapped: MCG_OBJCG_STOCK_SLOTS words per CPU (percpu/pcpu_word.h, in
  * MCG_OBJCG_STOCK_BANKS banks), each objcg given one slot at creation, in
  * turn, so that as many objcgs as there are slots (tenants taking turns on
  * a CPU) each keep their own word; a word holds an objcg and the units
@@ -54,7 +54,7 @@
 
 #include "base/list.h"
 #include "base/lock.h"
-#include "base/pcpu_word.h"
+#include "percpu/pcpu_word.h"
 #include "memcg/group.h"
 
 /** Bytes per charge unit: slot sizes are multiples of it, and an objcg id is one. */
@@ -65,12 +65,10 @@
  * MEMCG_CHARGE_BATCH), so that the flushes of 64 objects give their charges
  * back into the word - of objects of 1 KiB (16 pages a flush) three in a
  * row, of 256 B fifteen - and only the next one trims it (stock_put(),
- * objcg.c: the slow path, the objcg's lock).  With 15 pages, every flush
- * of 1 KiB objects and every fourth of 256 B took it: a flush giving
- * nothing back took 5-9 % off the accounted free's time at 256-1024 B
- * (two threads, one objcg).  A word counts to 0xfffff and a refill adds
- * at most this much to at most this much, which must not carry out of the
- * count (base/pcpu_word.h).
+ * objcg.c: the slow path, the objcg's lock, shared by every CPU freeing
+ * into the objcg).  A word counts to 0xfffff and a refill adds at most
+ * this much to at most this much, which must not carry out of the count
+ * (percpu/pcpu_word.h).
  */
 #define MCG_OBJCG_STOCK_PAGES 64
 #define MCG_OBJCG_STOCK_UNITS (MCG_OBJCG_STOCK_PAGES * MCG_OBJCG_UNITS_PER_PAGE)

@@ -8,7 +8,7 @@
  * own charges and its children's.  try_charge never leaves usage above max
  * at any level (it adds, checks, and backs out); charge (forced) may.
  *
- * Protection (for effective min/low, issue 5): each counter publishes the
+ * Protection (for effective min/low): each counter publishes the
  * part of its usage that its own min/low protect (min_usage, low_usage) and
  * adds the changes to its parent's children_min_usage/children_low_usage.
  *
@@ -23,9 +23,10 @@
 #include <stdbool.h>
 
 #include "base/compiler.h"
+#include "base/mm_const.h"
 
 /** Unlimited: the largest page count (bytes still fit a signed 64-bit). */
-#define MCG_PAGE_COUNTER_MAX (LONG_MAX / 4096)
+#define MCG_PAGE_COUNTER_MAX (LONG_MAX / (long)MCG_PAGE_SIZE)
 
 struct mcg_page_counter {
 	long usage mcg_cacheline_aligned; /* pages charged (atomic, hot) */

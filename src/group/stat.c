@@ -3,7 +3,7 @@
  * group/stat.c - memory.stat counters and memory.events.
  *
  * Statistics are per-CPU (an rseq add, or a relaxed atomic add without rseq:
- * base/pcpu_word.h) and flushed on read, the kernel's rstat idea: a reader
+ * percpu/pcpu_word.h) and flushed on read, the kernel's rstat idea: a reader
  * sums every CPU's slots over the subtree.  When a group is freed its totals
  * are folded into its parent's stat_dead, so ancestors never lose history.
  *
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "base/log.h"
-#include "base/pcpu_word.h"
+#include "percpu/pcpu_word.h"
 #include "group/group.h"
 #include "memcg/kmalloc.h"
 #include "os/os.h"

@@ -12,7 +12,7 @@
  * Each CPU's stock holds MCG_GROUP_STOCK_ENTRIES entries (the kernel's
  * NR_MEMCG_STOCK, 2025), each a 64-bit word: a group's address (its key, 44
  * bits) and its page count (20 bits, at most MCG_GROUP_STOCK_PAGES),
- * operated on by base/pcpu_word.h: consume and refill scan the entries for
+ * operated on by percpu/pcpu_word.h: consume and refill scan the entries for
  * the group.  So a thread that charges a few groups in turn keeps each
  * one's pages stocked.
  * A group missing from the stock is installed in an empty entry, else over
@@ -29,7 +29,7 @@
  * by at most MCG_GROUP_STOCK_SLACK_PAGES x CPUs, and are exact after
  * mcg_group_drain_stocks().
  *
- * Remote drain (base/percpu.h), 32 CPUs at a time: lock each CPU's stock
+ * Remote drain (percpu/percpu.h), 32 CPUs at a time: lock each CPU's stock
  * (MCG_RANK_LEAF, in CPU order), stop it, one fence, then take its entries
  * (all, or the group's), start and unlock the CPU; then return their pages
  * and references with no lock held (that may take objcg and tree locks).
@@ -41,15 +41,15 @@
  */
 #include <errno.h>
 
+#include "base/mm_const.h"
 #include "base/log.h"
-#include "base/pcpu_word.h"
+#include "percpu/pcpu_word.h"
 #include "group/group.h"
 #include "group/objcg.h"
 #include "os/os.h"
 
 #define STOCK_PAGES MCG_GROUP_STOCK_PAGES
 #define CHARGE_MAX (1ul << 40) /* pages: larger charges are rejected */
-#define RECLAIM_RETRIES 16     /* attempts without progress (MAX_RECLAIM_RETRIES) */
 #define PROGRESS_RETRIES 256   /* bound on attempts after reclaim made progress */
 #define ENTRIES MCG_GROUP_STOCK_ENTRIES
 
@@ -69,7 +69,8 @@ static struct {
 void mcg_stock_init(void)
 {
 	nr_stocks = mcg_os_nr_cpus();
-	stocks = mcg_os_map(MCG_ALIGN_UP((size_t)nr_stocks << MCG_PCPU_SHIFT, 4096), 4096);
+	stocks = mcg_os_map(MCG_ALIGN_UP((size_t)nr_stocks << MCG_PCPU_SHIFT, MCG_PAGE_SIZE),
+	                    MCG_PAGE_SIZE);
 	if (!stocks)
 		mcg_die("no memory for the charge stocks");
 	mcg_pcpu_word_init(stocks, nr_stocks, MCG_RANK_LEAF);
@@ -313,7 +314,7 @@ static void check_high(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
 static long charge_counters(mcg_group_t *g, unsigned long nr, unsigned long batch, unsigned flags)
 {
 	struct mcg_page_counter *fail;
-	int retries = RECLAIM_RETRIES, progress_retries = PROGRESS_RETRIES;
+	int retries = MCG_MAX_RECLAIM_RETRIES, progress_retries = PROGRESS_RETRIES;
 	bool drained = false, passed_oom = false;
 	/* A shrinker's own charge never recurses into reclaim (PF_MEMALLOC). */
 	bool may_reclaim = !(flags & MCG_CHARGE_NORECLAIM) && !mcg_reclaim_state_current;
@@ -343,7 +344,7 @@ retry:
 	}
 	if (ops) {
 		/* The kernel's try_charge_memcg: retry while reclaim makes
-		 * progress, then MAX_RECLAIM_RETRIES more times without. */
+		 * progress, then MCG_MAX_RECLAIM_RETRIES more times without. */
 		if (progress && progress_retries-- > 0)
 			goto retry;
 		if (retries-- > 0)
@@ -363,7 +364,7 @@ retry:
 	if (ops && ops->oom(over, nr)) {
 		/* A victim was killed: try again, with full retries. */
 		passed_oom = true;
-		retries = RECLAIM_RETRIES;
+		retries = MCG_MAX_RECLAIM_RETRIES;
 		drained = false;
 		goto retry;
 	}

@@ -16,9 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/mm_const.h"
 #include "group/group.h"
-
-#define PAGE_SIZE ((long)MCG_GROUP_PAGE_SIZE)
 
 /* A string builder with snprintf semantics: counts what would be written. */
 struct out {
@@ -44,19 +43,19 @@ static void out_limit(struct out *o, long pages)
 	if (pages >= MCG_PAGE_COUNTER_MAX)
 		out_printf(o, "max\n");
 	else
-		out_printf(o, "%ld\n", pages * PAGE_SIZE);
+		out_printf(o, "%ld\n", pages * (long)MCG_PAGE_SIZE);
 }
 
 /* ------------------------------------------------------------ the files */
 
 static void show_current(mcg_group_t *g, struct out *o)
 {
-	out_printf(o, "%ld\n", mcg_page_counter_read(&g->memory) * PAGE_SIZE);
+	out_printf(o, "%ld\n", mcg_page_counter_read(&g->memory) * (long)MCG_PAGE_SIZE);
 }
 
 static void show_peak(mcg_group_t *g, struct out *o)
 {
-	out_printf(o, "%ld\n", mcg_page_counter_get(&g->memory, watermark) * PAGE_SIZE);
+	out_printf(o, "%ld\n", mcg_page_counter_get(&g->memory, watermark) * (long)MCG_PAGE_SIZE);
 }
 
 static void show_min(mcg_group_t *g, struct out *o)
@@ -100,7 +99,7 @@ static void show_stat(mcg_group_t *g, struct out *o)
 	int64_t kernel =
 	        ob.charged[MCG_OBJCG_SLAB_RECLAIMABLE] + ob.charged[MCG_OBJCG_SLAB_UNRECLAIMABLE];
 	int64_t anon = (int64_t)(mcg_page_counter_read(&g->memory) - mcg_stock_cached_subtree(g)) *
-	                       PAGE_SIZE -
+	                       (long)MCG_PAGE_SIZE -
 	               kernel;
 	out_printf(o, "anon %lld\nkernel %lld\n", (long long)(anon > 0 ? anon : 0),
 	           (long long)kernel);
@@ -117,7 +116,8 @@ static void show_stat(mcg_group_t *g, struct out *o)
 			                       v[MCG_STAT_PGSTEAL_PROACTIVE]));
 		bool bytes;
 		const char *name = mcg_group_stat_name(i, &bytes);
-		out_printf(o, "%s %lld\n", name, (long long)(bytes ? v[i] * PAGE_SIZE : v[i]));
+		out_printf(o, "%s %lld\n", name,
+		           (long long)(bytes ? v[i] * (long)MCG_PAGE_SIZE : v[i]));
 	}
 	if (extra[0])
 		out_printf(o, "%s", extra);
@@ -273,7 +273,7 @@ static int parse_pages(const char *s, long *pages)
 	if (shift && v > (~0ull >> shift))
 		return -EINVAL;
 	v <<= shift;
-	unsigned long long p = v / (unsigned long long)PAGE_SIZE;
+	unsigned long long p = v / (unsigned long long)(long)MCG_PAGE_SIZE;
 	*pages = p >= (unsigned long long)MCG_PAGE_COUNTER_MAX ? MCG_PAGE_COUNTER_MAX : (long)p;
 	return 0;
 }

@@ -5,6 +5,7 @@
  * Topology is read once from /sys/devices/system/{cpu/possible,node/node*}
  * with open/read (no heap: this runs inside the malloc shim's first call).
  */
+#include "base/mm_const.h"
 #include "os/os.h"
 
 #include <errno.h>
@@ -29,7 +30,7 @@ void *mcg_os_map(size_t size, size_t align)
 {
 	if (mcg_fault_should_fail())
 		return NULL;
-	size_t page = 4096;
+	size_t page = MCG_PAGE_SIZE;
 	if (align < page)
 		align = page;
 	size_t len = size + (align > page ? align : 0);

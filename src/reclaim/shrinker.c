@@ -13,7 +13,7 @@
  * do_shrink_slab (per shrinker, group, node, priority):
  *   freeable = count_objects (MCG_SHRINK_EMPTY: none at all)
  *   nr       = deferred work taken (exchanged to 0)
- *   delta    = (freeable >> priority) * 4 / seeks   (seeks 0: freeable / 2)
+ *   delta    = (freeable >> priority) * 4 / seeks   (TRIM_HALF: freeable / 2)
  *   total    = min((nr >> priority) + delta, 2 * freeable)
  *   scan batches while total >= batch or total >= freeable (and the
  *   reclaimer has not met its goal: then the rest is deferred too)
@@ -230,7 +230,9 @@ mcg_public int mcg_shrinker_create(const mcg_shrinker_ops_t *ops, mcg_shrinker_t
 {
 	mcg_reclaim_init();
 	if (!ops || !out || !ops->count_objects || !ops->scan_objects ||
-	    (ops->flags & ~(unsigned)(MCG_SHRINKER_MEMCG_AWARE | MCG_SHRINKER_NUMA_AWARE)))
+	    (ops->flags & ~(unsigned)(MCG_SHRINKER_MEMCG_AWARE | MCG_SHRINKER_NUMA_AWARE |
+	                              MCG_SHRINKER_TRIM_HALF)) ||
+	    ((ops->flags & MCG_SHRINKER_TRIM_HALF) && ops->seeks))
 		return -EINVAL;
 	if (mcg_fault_should_fail())
 		return -ENOMEM;
@@ -246,6 +248,8 @@ mcg_public int mcg_shrinker_create(const mcg_shrinker_ops_t *ops, mcg_shrinker_t
 	s->ops = *ops;
 	if (!s->ops.batch)
 		s->ops.batch = MCG_SHRINK_BATCH;
+	if (!s->ops.seeks && !(s->ops.flags & MCG_SHRINKER_TRIM_HALF))
+		s->ops.seeks = MCG_DEFAULT_SEEKS;
 	snprintf(s->name, sizeof(s->name), "%s", ops->name ? ops->name : "shrinker");
 	s->ops.name = s->name;
 	registry_init();
@@ -375,12 +379,12 @@ static unsigned long do_shrink_slab(struct mcg_shrinker *s, mcg_shrink_control_t
 	long *slot = deferred_slot(s, sc);
 	long nr = __atomic_exchange_n(slot, 0, __ATOMIC_RELAXED);
 	unsigned long delta;
-	if (s->ops.seeks) {
+	if (s->ops.flags & MCG_SHRINKER_TRIM_HALF) {
+		delta = freeable / 2; /* cheap to recreate: trim aggressively */
+	} else {
 		delta = freeable >> priority;
 		delta *= 4;
 		delta /= s->ops.seeks;
-	} else {
-		delta = freeable / 2; /* cheap to recreate: trim aggressively */
 	}
 	unsigned long total_scan = ((unsigned long)nr >> priority) + delta;
 	total_scan = MCG_MIN(total_scan, 2 * freeable);

@@ -35,6 +35,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "base/mm_const.h"
 #include "base/fault.h"
 #include "base/log.h"
 #include "base/options.h"
@@ -45,9 +46,7 @@
 #include "reclaim/shrinker.h"
 
 #define DEF_PRIORITY 12
-#define SWAP_CLUSTER_MAX 32ul
 #define LIMIT_GOAL_SHIFT 7 /* reclaim at a limit: at most limit/128 (reclaim_at_limit) */
-#define MAX_RECLAIM_RETRIES 16
 #define DELAY_PRECISION_SHIFT 20
 #define DELAY_SCALING_SHIFT 14
 #define HZ 1000ul               /* delays in milliseconds */
@@ -393,7 +392,7 @@ static unsigned long reclaim(mcg_group_t *g, int nid, unsigned long nr_to_reclai
 mcg_public unsigned long mcg_reclaim_ex(mcg_group_t *g, unsigned long nr_pages, unsigned flags,
                                         mcg_reclaim_result_t *res)
 {
-	return reclaim(g, -1, MCG_MAX(nr_pages, SWAP_CLUSTER_MAX), flags, res);
+	return reclaim(g, -1, MCG_MAX(nr_pages, MCG_SWAP_CLUSTER_MAX), flags, res);
 }
 
 mcg_public unsigned long mcg_reclaim_node(mcg_group_t *g, unsigned nid, unsigned long nr_pages,
@@ -404,7 +403,7 @@ mcg_public unsigned long mcg_reclaim_node(mcg_group_t *g, unsigned nid, unsigned
 			*res = (mcg_reclaim_result_t){.priority = DEF_PRIORITY};
 		return 0;
 	}
-	return reclaim(g, (int)nid, MCG_MAX(nr_pages, SWAP_CLUSTER_MAX), flags, res);
+	return reclaim(g, (int)nid, MCG_MAX(nr_pages, MCG_SWAP_CLUSTER_MAX), flags, res);
 }
 
 mcg_public unsigned long mcg_reclaim(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
@@ -455,19 +454,18 @@ mcg_public unsigned long mcg_reclaim_high_delay_ms(mcg_group_t *g, unsigned long
 
 /*
  * Reclaim @nr_pages from @g because a charge met @limit (its max or high).
- * The goal's floor is the kernel's SWAP_CLUSTER_MAX or 1/128 of the limit,
+ * The goal's floor is the kernel's MCG_SWAP_CLUSTER_MAX or 1/128 of the limit,
  * whichever is less (at least a page): reclaim overshoots its goal, so a
  * group at its limit saws between limit - goal and limit and holds
- * goal / 2 less than it may on average - 16 pages, 3.5 % of a 451-page
- * group with the kernel's 32 (postmark's sixteen tenants then held 3.5 %
- * fewer files than one root group with the sum of their budgets, and read
- * back 3.5 % more).
+ * goal / 2 less than it may on average.  With a fixed 32 pages that is a
+ * large share of a small group; many small tenants would hold less in all
+ * than one group with the sum of their limits.
  */
 static unsigned long reclaim_at_limit(mcg_group_t *g, unsigned long nr_pages, long limit,
                                       unsigned flags)
 {
 	unsigned long floor = limit > 0 ? (unsigned long)limit >> LIMIT_GOAL_SHIFT : 0;
-	floor = MCG_MIN(MCG_MAX(floor, 1ul), SWAP_CLUSTER_MAX);
+	floor = MCG_MIN(MCG_MAX(floor, 1ul), MCG_SWAP_CLUSTER_MAX);
 	return reclaim(g, -1, MCG_MAX(nr_pages, floor), flags, NULL);
 }
 
@@ -487,11 +485,12 @@ static unsigned long reclaim_high(mcg_group_t *g, unsigned long nr_pages)
 /* mem_cgroup_handle_over_high(), in the charging thread. */
 static void handle_over_high(mcg_group_t *g, unsigned long nr_pages)
 {
-	int retries = MAX_RECLAIM_RETRIES;
+	int retries = MCG_MAX_RECLAIM_RETRIES;
 	bool in_retry = false;
 	unsigned long delay;
 	for (;;) {
-		unsigned long reclaimed = reclaim_high(g, in_retry ? SWAP_CLUSTER_MAX : nr_pages);
+		unsigned long reclaimed =
+		        reclaim_high(g, in_retry ? MCG_SWAP_CLUSTER_MAX : nr_pages);
 		delay = MCG_MIN(high_delay(nr_pages, max_overage(g)), MAX_HIGH_DELAY);
 		if (delay <= HZ / 100)
 			return; /* too little to be worth a sleep */
@@ -583,10 +582,10 @@ static void over_high(mcg_group_t *g, unsigned long nr_pages, bool can_sleep)
 static int proactive(mcg_group_t *g, unsigned long nr_to_reclaim)
 {
 	unsigned long reclaimed = 0;
-	int retries = MAX_RECLAIM_RETRIES;
+	int retries = MCG_MAX_RECLAIM_RETRIES;
 	while (reclaimed < nr_to_reclaim) {
 		unsigned long left = nr_to_reclaim - reclaimed;
-		unsigned long batch = MCG_MIN(MCG_MAX(left / 4, SWAP_CLUSTER_MAX), left);
+		unsigned long batch = MCG_MIN(MCG_MAX(left / 4, MCG_SWAP_CLUSTER_MAX), left);
 		unsigned long got = mcg_reclaim(g, batch, MCG_RECLAIM_PROACTIVE);
 		if (!got && !retries--)
 			return -EAGAIN;

@@ -32,6 +32,7 @@
  * locks while stopped; the objcg slow paths take an objcg's spin lock.
  */
 #include <errno.h>
+#include <limits.h>
 
 #include "base/fault.h"
 #include "os/os.h"
@@ -82,6 +83,22 @@ mcg_noinline void mcg_cache_free_tagged_slow(struct mcg_cache *c, struct mcg_sla
 		return;
 	}
 	mcg_cache_free_slow(c, slot, s, why);
+}
+
+int mcg_charges_slot_slow(struct mcg_charges *ch, uint16_t id)
+{
+	unsigned k = ch->n;
+	while (k-- > 0 && ch->id[k] != id)
+		;
+	if (k == UINT_MAX) { /* not there: a new entry */
+		if (ch->n == MCG_CHARGES_MAX)
+			return -1;
+		k = ch->n++;
+		ch->id[k] = id;
+		ch->units[k] = 0;
+	}
+	ch->map[id % MCG_CHARGES_MAP] = (uint8_t)(k + 1);
+	return (int)k;
 }
 
 void mcg_charges_give(struct mcg_charges *ch)
@@ -143,7 +160,7 @@ static void slab_note_objcg(struct mcg_slab *s, mcg_objcg_id_t id)
 	/* MIXED is published after the words are cleared (acquire/release):
 	 * an object handed out on seeing it can only be freed as mixed.
 	 * Read before the words were cleared, a free of it could take the
-	 * old objcg's id (test_sole_mt caught that). */
+	 * old objcg's id (test_sole_mt races for it). */
 	if (likely(mcg_slab_sole_bits(__atomic_load_n(&s->objcgs, __ATOMIC_RELAXED)) == bits) ||
 	    __atomic_load_n(&s->sole, __ATOMIC_ACQUIRE) == MCG_SOLE_MIXED)
 		return;
@@ -162,8 +179,8 @@ static void slab_note_objcg(struct mcg_slab *s, mcg_objcg_id_t id)
 /* An object of @c, as its array slot (tagged or not); 0 if there is none. */
 static uintptr_t slot_alloc(struct mcg_cache *c)
 {
-	void *slot =
-	        mcg_percpu_use_rseq() ? mcg_rseq_stack_pop(c->pcpu) : mcg_locked_stack_pop(c->pcpu);
+	void *slot = mcg_percpu_use_rseq() ? mcg_rseq_stack_pop(c->pcpu)
+	                                   : mcg_cpulock_stack_pop(c->pcpu);
 	return (uintptr_t)(slot ? slot : mcg_cache_refill(c)); /* fresh: untagged */
 }
 

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "base/mm_const.h"
 #include "base/fault.h"
 #include "base/log.h"
 #include "base/options.h"
@@ -56,8 +57,10 @@ mcg_public mcg_entry_aligned void mcg_cache_free(mcg_cache_t *c, void *obj)
 
 /* ------------------------------------------------------------ slow paths */
 
+/* This CPU's node, its array of @c marked busy for aging; no lock held. */
 static unsigned current_node_touch(struct mcg_cache *c)
 {
+	mcg_slab_age_tick();
 	unsigned cpu = mcg_percpu_cpu();
 	struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
 	if (!MCG_READ_ONCE(st->touched))
@@ -68,7 +71,7 @@ static unsigned current_node_touch(struct mcg_cache *c)
 mcg_noinline void *mcg_cache_alloc_slow(struct mcg_cache *c)
 {
 	if (!mcg_percpu_use_rseq()) /* the fast path's pop failed: locked mode */
-		return mcg_cache_alloc_locked(c);
+		return mcg_cache_alloc_cpulock(c);
 	return mcg_cache_refill(c);
 }
 
@@ -95,9 +98,9 @@ mcg_noinline void *mcg_cache_refill(struct mcg_cache *c)
 }
 
 /* The fast paths of locked mode (no rseq): a lock per CPU slot. */
-mcg_noinline void *mcg_cache_alloc_locked(struct mcg_cache *c)
+mcg_noinline void *mcg_cache_alloc_cpulock(struct mcg_cache *c)
 {
-	uintptr_t slot = (uintptr_t)mcg_locked_stack_pop(c->pcpu);
+	uintptr_t slot = (uintptr_t)mcg_cpulock_stack_pop(c->pcpu);
 	if (slot & MCG_SLOT_CHARGED)
 		return mcg_cache_alloc_uncharge(c, slot);
 	if (slot)
@@ -105,9 +108,9 @@ mcg_noinline void *mcg_cache_alloc_locked(struct mcg_cache *c)
 	return mcg_cache_refill(c);
 }
 
-mcg_noinline void mcg_cache_free_locked(struct mcg_cache *c, struct mcg_slab *s, void *obj)
+mcg_noinline void mcg_cache_free_cpulock(struct mcg_cache *c, struct mcg_slab *s, void *obj)
 {
-	int r = mcg_locked_stack_push(c->pcpu, obj);
+	int r = mcg_cpulock_stack_push(c->pcpu, obj);
 	if (r != MCG_PCPU_OK)
 		mcg_cache_free_slow(c, obj, s, r == MCG_PCPU_FAIL ? MCG_FREE_FLUSH : r);
 }
@@ -139,7 +142,7 @@ mcg_noinline void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg
 		return;
 	}
 	if (why == MCG_PCPU_FAIL && !mcg_percpu_use_rseq()) { /* a section failed: locked mode */
-		mcg_cache_free_locked(c, s, slot);
+		mcg_cache_free_cpulock(c, s, slot);
 		return;
 	}
 	/* The array is full (or stopped): flush its top batch and @obj. */
@@ -267,8 +270,9 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	size_t off_slots = off_pcpu + (size_t)ncpu * MCG_PCPU_STRIDE;
 	/* Each CPU's slots follow a NULL slot of their own: the push compares
 	 * the object with slots[cur - 1] without testing cur for 0. */
-	size_t total = MCG_ALIGN_UP(off_slots + (size_t)ncpu * (cap + 1) * sizeof(void *), 4096);
-	char *mem = mcg_os_map(total, 4096);
+	size_t total =
+	        MCG_ALIGN_UP(off_slots + (size_t)ncpu * (cap + 1) * sizeof(void *), MCG_PAGE_SIZE);
+	char *mem = mcg_os_map(total, MCG_PAGE_SIZE);
 	if (!mem) {
 		errno = ENOMEM;
 		return NULL;
@@ -323,7 +327,7 @@ mcg_public mcg_cache_t *mcg_cache_create(const char *name, size_t size, size_t a
                                          unsigned flags, mcg_ctor_t ctor)
 {
 	if (!name || size == 0 || size > MCG_CACHE_MAX_SIZE || (align & (align - 1)) ||
-	    align > 4096 || (flags & ~MCG_CACHE_FLAGS_ALL)) {
+	    align > MCG_PAGE_SIZE || (flags & ~MCG_CACHE_FLAGS_ALL)) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -11,6 +11,9 @@ libdir=$(ls -d "$tmp"/prefix/lib* | head -n1)
 test -f "$tmp/prefix/include/memcg/slab.h"
 test -x "$tmp/prefix/bin/memcg"
 ls "$libdir"/libmemcg-preload.so >/dev/null
+if [ -e "$build/memcg-kvcache" ]; then # built with MCG_BUILD_EXAMPLES
+	"$tmp/prefix/bin/memcg-kvcache" --help | grep -q "usage: memcg-kvcache"
+fi
 
 cmake -S "$src/tests/install/consumer" -B "$tmp/cm" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/cm" >/dev/null

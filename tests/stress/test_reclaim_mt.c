@@ -96,8 +96,10 @@ static void *unregisterer(void *arg)
 	(void)arg;
 	for (int r = 0; r < 50 && !__atomic_load_n(&stop_flag, __ATOMIC_RELAXED); r++) {
 		mcg_shrinker_t *s;
-		mcg_shrinker_ops_t ops = {
-		        .count_objects = x_count, .scan_objects = x_scan, .seeks = 0, .batch = 8};
+		mcg_shrinker_ops_t ops = {.count_objects = x_count,
+		                          .scan_objects = x_scan,
+		                          .flags = MCG_SHRINKER_TRIM_HALF,
+		                          .batch = 8};
 		if (mcg_shrinker_create(&ops, &s) || mcg_shrinker_register(s))
 			break;
 		__atomic_store_n(&gone, 0, __ATOMIC_RELEASE);

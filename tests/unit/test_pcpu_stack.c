@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_pcpu_stack.c - the per-CPU stacks' rseq sections (base/pcpu_stack.h):
+ * test_pcpu_stack.c - the per-CPU stacks' rseq sections (percpu/pcpu_stack.h):
  * push and pop, full and empty, the double-free test on the top slot (an
  * empty stack compares with its NULL slot below), the push that fails
  * while its gate is closed, stop and start.  Pinned to CPU 0.  Then again with MCG_RSEQ=0: the fast
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <sched.h>
 
-#include "base/pcpu_stack.h"
+#include "percpu/pcpu_stack.h"
 #include "os/os.h"
 #include "test.h"
 
@@ -121,9 +121,9 @@ static void test_locked_sections_fail(void)
 	CHECK_EQ(mcg_rseq_stack_push(base, &a), MCG_PCPU_FAIL);
 	CHECK_EQ(mcg_rseq_stack_push_gated(base, &a, &gate), MCG_PCPU_FAIL);
 	CHECK_EQ(base->cur, 0);
-	CHECK_EQ(mcg_locked_stack_push(base, &a), MCG_PCPU_OK);
-	CHECK_EQ(mcg_locked_stack_push(base, &a), MCG_PCPU_DOUBLE);
-	CHECK_EQ(mcg_locked_stack_push(base, &b), MCG_PCPU_OK);
+	CHECK_EQ(mcg_cpulock_stack_push(base, &a), MCG_PCPU_OK);
+	CHECK_EQ(mcg_cpulock_stack_push(base, &a), MCG_PCPU_DOUBLE);
+	CHECK_EQ(mcg_cpulock_stack_push(base, &b), MCG_PCPU_OK);
 	CHECK(mcg_rseq_stack_pop(base) == NULL); /* objects there: still fails */
 	CHECK_EQ(mcg_rseq_stack_push(base, &a), MCG_PCPU_FAIL);
 	void *two[2];
@@ -135,12 +135,12 @@ static void test_locked_sections_fail(void)
 	mcg_pcpu_stack_start(base, CAP);
 	mcg_unlock(&base->lock);
 	CHECK(mcg_rseq_stack_pop(base) == NULL);
-	CHECK_EQ(mcg_locked_stack_push_batch(base, two, 2), 2);   /* cap 4 */
-	CHECK_EQ(mcg_locked_stack_push(base, &a), MCG_PCPU_FAIL); /* full */
-	CHECK_EQ(mcg_locked_stack_pop_batch(base, two, 2), 2);
-	CHECK(mcg_locked_stack_pop(base) == &b);
-	CHECK(mcg_locked_stack_pop(base) == &a);
-	CHECK(mcg_locked_stack_pop(base) == NULL);
+	CHECK_EQ(mcg_cpulock_stack_push_batch(base, two, 2), 2);   /* cap 4 */
+	CHECK_EQ(mcg_cpulock_stack_push(base, &a), MCG_PCPU_FAIL); /* full */
+	CHECK_EQ(mcg_cpulock_stack_pop_batch(base, two, 2), 2);
+	CHECK(mcg_cpulock_stack_pop(base) == &b);
+	CHECK(mcg_cpulock_stack_pop(base) == &a);
+	CHECK(mcg_cpulock_stack_pop(base) == NULL);
 	CHECK_EQ(base->cur, 0);
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_pcpu_word.c - per-CPU tagged words and per-CPU adds (base/pcpu_word.h):
+ * test_pcpu_word.c - per-CPU tagged words and per-CPU adds (percpu/pcpu_word.h):
  * consume / refill / exchange semantics, the scan over a CPU's words (any
  * word, the first of two with one key, empty words never match), stop and
  * start, the 16-bit count boundaries, the direct-mapped ops (consume_at,
@@ -10,7 +10,7 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include "base/pcpu_word.h"
+#include "percpu/pcpu_word.h"
 #include "os/os.h"
 #include "test.h"
 

@@ -84,14 +84,31 @@ static void test_arithmetic(void)
 	mcg_shrink_slab(mcg_group_root(), 0, 0, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(scans, 1);
 	CHECK(s->nr_deferred[0] <= 80);
-	/* seeks 0: half of freeable per pass, regardless of priority */
+	/* MCG_SHRINKER_TRIM_HALF: half of freeable per pass, regardless of priority */
 	mcg_shrinker_destroy(s);
-	s = mk(0, 0, 10);
+	s = mk(MCG_SHRINKER_TRIM_HALF, 0, 10);
 	REQUIRE(s);
 	reset();
 	fake_count = 100;
 	mcg_shrink_slab(mcg_group_root(), 0, 12, 0, 0, &scanned, &freed, NULL);
 	CHECK_EQ(scanned_total, 50);
+	mcg_shrinker_destroy(s);
+}
+
+/* seeks left 0 is MCG_DEFAULT_SEEKS: the ordinary arithmetic, never the aggressive trim. */
+static void test_seeks_zero_is_default(void)
+{
+	mcg_shrinker_t *s = mk(0, 0, 10);
+	REQUIRE(s);
+	unsigned long scanned = 0, freed = 0;
+	reset();
+	fake_count = 1000;
+	/* priority 12: (1000 >> 12) * 4 / 2 = 0, where trimming half would scan 500 */
+	mcg_shrink_slab(mcg_group_root(), 0, 12, 0, 0, &scanned, &freed, NULL);
+	CHECK_EQ(scanned_total, 0);
+	/* priority 6: (1000 >> 6) * 4 / 2 = 30: three batches of 10 */
+	mcg_shrink_slab(mcg_group_root(), 0, 6, 0, 0, &scanned, &freed, NULL);
+	CHECK_EQ(scanned_total, 30);
 	mcg_shrinker_destroy(s);
 }
 
@@ -153,6 +170,10 @@ static void test_registry_errors(void)
 	ops.scan_objects = f_scan;
 	ops.flags = 1u << 7;
 	CHECK_EQ(mcg_shrinker_create(&ops, &s), -EINVAL);
+	ops.flags = MCG_SHRINKER_TRIM_HALF; /* no seeks with it: it means "no cost" */
+	ops.seeks = 2;
+	CHECK_EQ(mcg_shrinker_create(&ops, &s), -EINVAL);
+	ops.seeks = 0;
 	ops.flags = 0;
 	REQUIRE(mcg_shrinker_create(&ops, &s) == 0);
 	CHECK_EQ(mcg_shrinker_register(s), 0);
@@ -175,6 +196,7 @@ static void test_registry_errors(void)
 int main(void)
 {
 	RUN(test_arithmetic);
+	RUN(test_seeks_zero_is_default);
 	RUN(test_small_cache_tight);
 	RUN(test_marks);
 	RUN(test_registry_errors);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* base/percpu.c - choosing the per-CPU mechanism; the rseq fence (see percpu.h). */
-#include "base/percpu.h"
+/* percpu/percpu.c - choosing the per-CPU mechanism; the rseq fence (see percpu.h). */
+#include "percpu/percpu.h"
 
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -24,16 +24,16 @@ static bool rseq_usable(void)
 {
 	if (!mcg_config_rseq_asm || mcg_config_tsan || !mcg_option(MCG_OPT_RSEQ))
 		return false;
-	if (__rseq_size < 8) /* cpu_id lives at offset 4 */
+	if (__rseq_size < MCG_RSEQ_CPU_ID_OFFSET + 4) /* no cpu_id */
 		return false;
 	mcg_rseq_offset = __rseq_offset;
-	int32_t cpu = (int32_t)mcg_percpu_rseq_area()[1];
+	int32_t cpu = (int32_t)mcg_percpu_rseq_area()[MCG_RSEQ_CPU_ID_OFFSET / 4];
 	if (cpu < 0 || (unsigned)cpu >= mcg_os_nr_cpus())
 		return false;
 	return membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0) == 0;
 }
 
-/* Locked mode's stand-in for struct rseq: cpu_id (offset 4) reads 0, and a
+/* Locked mode's stand-in for struct rseq: cpu_id reads 0, and a
  * section's descriptor store (offset 8) lands here (mcg_percpu_sections()). */
 static mcg_tls uint64_t stopped_rseq_area[4] __attribute__((aligned(32)));
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* base/pcpu_stack.c - the locked path of per-CPU stacks (see pcpu_stack.h):
+/* percpu/pcpu_stack.c - the locked path of per-CPU stacks (see pcpu_stack.h):
  * bounded by cap and 0, since lo and hi read stopped in locked mode. */
-#include "base/pcpu_stack.h"
+#include "percpu/pcpu_stack.h"
 
-void *mcg_locked_stack_pop(struct mcg_pcpu_stack *base)
+void *mcg_cpulock_stack_pop(struct mcg_pcpu_stack *base)
 {
 	struct mcg_pcpu_stack *s = mcg_pcpu_stack_lock_mine(base);
 	void *obj = NULL;
@@ -15,7 +15,7 @@ void *mcg_locked_stack_pop(struct mcg_pcpu_stack *base)
 	return obj;
 }
 
-int mcg_locked_stack_push(struct mcg_pcpu_stack *base, void *obj)
+int mcg_cpulock_stack_push(struct mcg_pcpu_stack *base, void *obj)
 {
 	struct mcg_pcpu_stack *s = mcg_pcpu_stack_lock_mine(base);
 	int r = MCG_PCPU_FAIL;
@@ -32,7 +32,7 @@ int mcg_locked_stack_push(struct mcg_pcpu_stack *base, void *obj)
 	return r;
 }
 
-uint32_t mcg_locked_stack_push_batch(struct mcg_pcpu_stack *base, void *const *src, uint32_t n)
+uint32_t mcg_cpulock_stack_push_batch(struct mcg_pcpu_stack *base, void *const *src, uint32_t n)
 {
 	struct mcg_pcpu_stack *s = mcg_pcpu_stack_lock_mine(base);
 	uint32_t k = 0;
@@ -46,7 +46,7 @@ uint32_t mcg_locked_stack_push_batch(struct mcg_pcpu_stack *base, void *const *s
 	return k;
 }
 
-uint32_t mcg_locked_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, uint32_t n)
+uint32_t mcg_cpulock_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, uint32_t n)
 {
 	struct mcg_pcpu_stack *s = mcg_pcpu_stack_lock_mine(base);
 	uint32_t k = 0;

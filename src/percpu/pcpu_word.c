@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * base/pcpu_word.c - the locked path of per-CPU words (see pcpu_word.h): the
+ * percpu/pcpu_word.c - the locked path of per-CPU words (see pcpu_word.h): the
  * same operations as the rseq sections, under this CPU's header lock.
  */
-#include "base/pcpu_word.h"
+#include "percpu/pcpu_word.h"
 
 static struct mcg_pcpu_word *word_lock_mine(struct mcg_pcpu_word *base)
 {
@@ -21,7 +21,7 @@ static uint64_t *word_find(struct mcg_pcpu_word *w, uint64_t key)
 	return NULL;
 }
 
-int mcg_locked_word_consume(struct mcg_pcpu_word *base, uint64_t key, uint64_t n)
+int mcg_cpulock_word_consume(struct mcg_pcpu_word *base, uint64_t key, uint64_t n)
 {
 	struct mcg_pcpu_word *w = word_lock_mine(base);
 	int r = MCG_PCPU_FAIL;
@@ -37,7 +37,7 @@ int mcg_locked_word_consume(struct mcg_pcpu_word *base, uint64_t key, uint64_t n
 	return r;
 }
 
-int mcg_locked_word_refill(struct mcg_pcpu_word *base, uint64_t key, uint64_t n, uint64_t limit)
+int mcg_cpulock_word_refill(struct mcg_pcpu_word *base, uint64_t key, uint64_t n, uint64_t limit)
 {
 	struct mcg_pcpu_word *w = word_lock_mine(base);
 	int r = MCG_PCPU_FAIL;
@@ -53,7 +53,7 @@ int mcg_locked_word_refill(struct mcg_pcpu_word *base, uint64_t key, uint64_t n,
 	return r;
 }
 
-int mcg_locked_word_exchange(struct mcg_pcpu_word *base, uint64_t i, uint64_t nw, uint64_t *old)
+int mcg_cpulock_word_exchange(struct mcg_pcpu_word *base, uint64_t i, uint64_t nw, uint64_t *old)
 {
 	struct mcg_pcpu_word *w = word_lock_mine(base);
 	int r = MCG_PCPU_FAIL;
@@ -74,7 +74,7 @@ static uint64_t *word_at(struct mcg_pcpu_word *w, uint64_t i, uint64_t key)
 	return &w->words[i];
 }
 
-int mcg_locked_word_consume_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n)
+int mcg_cpulock_word_consume_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n)
 {
 	struct mcg_pcpu_word *w = word_lock_mine(base);
 	int r = MCG_PCPU_FAIL;
@@ -87,8 +87,8 @@ int mcg_locked_word_consume_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t 
 	return r;
 }
 
-int mcg_locked_word_refill_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n,
-                              uint64_t limit)
+int mcg_cpulock_word_refill_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n,
+                               uint64_t limit)
 {
 	struct mcg_pcpu_word *w = word_lock_mine(base);
 	int r = MCG_PCPU_FAIL;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * base/pcpu_word.h - per-CPU tagged counter words, and per-CPU adds: the
+ * percpu/pcpu_word.h - per-CPU tagged counter words, and per-CPU adds: the
  * charge stock's fast path and the per-CPU statistics.
  *
  * Each CPU has a header { stopped, words[MCG_PCPU_WORDS], lock } at
@@ -8,7 +8,7 @@
  * a pointer to a 16-byte aligned object below 2^48, shifted right by 4,
  * mcg_pcpu_word_key_of(); 0 = empty) and a count (the high 20 bits).
  * Operations are rseq critical sections whose commit is one store of one
- * word, the last instruction (base/percpu.h).  consume and refill scan the
+ * word, the last instruction (percpu/percpu.h).  consume and refill scan the
  * words in order and act on the first whose key is K (a key normally sits
  * in one word; if a caller installed it twice, the later copy is only found
  * once the first leaves):
@@ -26,7 +26,7 @@
  *
  * Stopping (remote drain): under the lock set `stopped`, mcg_percpu_fence(),
  * then the words are the stopper's until mcg_pcpu_word_start().  As in
- * base/pcpu_stack.h, a section that begins while stopped is not aborted by
+ * percpu/pcpu_stack.h, a section that begins while stopped is not aborted by
  * the restart, so every section reads `stopped` *before* any word, and the
  * owner publishes the words before clearing `stopped` (a release store).  In
  * locked mode every operation takes the lock, so holding it is enough.
@@ -43,7 +43,7 @@
 #include <stdint.h>
 
 #include "base/lock.h"
-#include "base/pcpu_stack.h" /* MCG_RSEQ_ENTER, MCG_PCPU_OK / _FAIL */
+#include "percpu/pcpu_stack.h" /* MCG_RSEQ_ENTER, MCG_PCPU_OK / _FAIL */
 
 #define MCG_PCPU_WORD_KEY_BITS 44
 #define MCG_PCPU_WORD_KEY_MASK ((UINT64_C(1) << MCG_PCPU_WORD_KEY_BITS) - 1)
@@ -135,7 +135,7 @@ retry:
 	        "movq %%rcx, (%%rdx)\n\t"  /* commit count - n */
 	        "2:\n\t"
 	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [key] "r"(key), [delta] "r"(delta),
+	        : MCG_RSEQ_OPERANDS, [base] "r"(base), [key] "r"(key), [delta] "r"(delta),
 	          [end] "i"(MCG_PCPU_WORD_END)
 	        : "rax", "rcx", "rdx", "r8", "r9", "memory", "cc"
 	        : abort, fail);
@@ -162,7 +162,7 @@ retry:
 	        "movq %%r9, (%%rdx)\n\t"           /* commit count + n */
 	        "2:\n\t"
 	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [key] "r"(key), [delta] "r"(delta),
+	        : MCG_RSEQ_OPERANDS, [base] "r"(base), [key] "r"(key), [delta] "r"(delta),
 	          [top] "r"(top), [end] "i"(MCG_PCPU_WORD_END)
 	        : "rax", "rcx", "rdx", "r8", "r9", "memory", "cc"
 	        : abort, fail);
@@ -187,7 +187,7 @@ retry:
 	        "movq %[nw], 8(%%rax,%[i],8)\n\t" /* commit the new word */
 	        "2:\n\t"
 	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [i] "r"(i), [nw] "r"(nw),
+	        : MCG_RSEQ_OPERANDS, [base] "r"(base), [i] "r"(i), [nw] "r"(nw),
 	          [old] "r"(old)
 	        : "rax", "rcx", "memory", "cc"
 	        : abort, fail);
@@ -226,7 +226,7 @@ retry:
 	        "movq %%rcx, 8(%%rax,%[i],8)\n\t"   /* commit count - n */
 	        "2:\n\t"
 	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [i] "r"(i), [key] "r"(key),
+	        : MCG_RSEQ_OPERANDS, [base] "r"(base), [i] "r"(i), [key] "r"(key),
 	          [delta] "r"(delta)
 	        : "rax", "rcx", "r9", "memory", "cc"
 	        : abort, fail);
@@ -254,7 +254,7 @@ retry:
 	        "movq %%r9, 8(%%rax,%[i],8)\n\t"    /* commit count + n */
 	        "2:\n\t"
 	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [i] "r"(i), [key] "r"(key),
+	        : MCG_RSEQ_OPERANDS, [base] "r"(base), [i] "r"(i), [key] "r"(key),
 	          [delta] "r"(delta), [top] "r"(top)
 	        : "rax", "rcx", "r9", "memory", "cc"
 	        : abort, fail);
@@ -274,8 +274,7 @@ retry:
 	                abort) "addq %[delta], (%%rax,%[off])\n\t" /* commit: the add itself */
 	                       "2:\n\t"
 	        :
-	        :
-	        [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [off] "r"(offset), [delta] "r"(delta)
+	        : MCG_RSEQ_OPERANDS, [base] "r"(base), [off] "r"(offset), [delta] "r"(delta)
 	        : "rax", "memory", "cc"
 	        : abort);
 	return;
@@ -311,12 +310,12 @@ static inline void mcg_rseq_add(void *b, uint64_t o, int64_t d) {}
 
 /* ---- the locked path: same semantics, a lock per CPU slot (pcpu_word.c) ---- */
 
-int mcg_locked_word_consume(struct mcg_pcpu_word *base, uint64_t key, uint64_t n);
-int mcg_locked_word_refill(struct mcg_pcpu_word *base, uint64_t key, uint64_t n, uint64_t limit);
-int mcg_locked_word_exchange(struct mcg_pcpu_word *base, uint64_t i, uint64_t nw, uint64_t *old);
-int mcg_locked_word_consume_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n);
-int mcg_locked_word_refill_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n,
-                              uint64_t limit);
+int mcg_cpulock_word_consume(struct mcg_pcpu_word *base, uint64_t key, uint64_t n);
+int mcg_cpulock_word_refill(struct mcg_pcpu_word *base, uint64_t key, uint64_t n, uint64_t limit);
+int mcg_cpulock_word_exchange(struct mcg_pcpu_word *base, uint64_t i, uint64_t nw, uint64_t *old);
+int mcg_cpulock_word_consume_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n);
+int mcg_cpulock_word_refill_at(struct mcg_pcpu_word *base, uint64_t i, uint64_t key, uint64_t n,
+                               uint64_t limit);
 
 /* ---- the entry points ---- */
 
@@ -329,7 +328,7 @@ static mcg_always_inline int mcg_pcpu_word_consume(struct mcg_pcpu_word *base, u
 {
 	if (likely(mcg_percpu_use_rseq()))
 		return mcg_rseq_word_consume(base, key, n);
-	return mcg_locked_word_consume(base, key, n);
+	return mcg_cpulock_word_consume(base, key, n);
 }
 
 /**
@@ -342,7 +341,7 @@ static mcg_always_inline int mcg_pcpu_word_refill(struct mcg_pcpu_word *base, ui
 {
 	if (likely(mcg_percpu_use_rseq()))
 		return mcg_rseq_word_refill(base, key, n, limit);
-	return mcg_locked_word_refill(base, key, n, limit);
+	return mcg_cpulock_word_refill(base, key, n, limit);
 }
 
 /**
@@ -354,7 +353,7 @@ static inline int mcg_pcpu_word_exchange(struct mcg_pcpu_word *base, unsigned i,
 {
 	if (likely(mcg_percpu_use_rseq()))
 		return mcg_rseq_word_exchange(base, i, nw, old);
-	return mcg_locked_word_exchange(base, i, nw, old);
+	return mcg_cpulock_word_exchange(base, i, nw, old);
 }
 
 /**
@@ -367,7 +366,7 @@ static mcg_always_inline int mcg_pcpu_word_consume_at(struct mcg_pcpu_word *base
 {
 	if (likely(mcg_percpu_use_rseq()))
 		return mcg_rseq_word_consume_at(base, i, key, n);
-	return mcg_locked_word_consume_at(base, i, key, n);
+	return mcg_cpulock_word_consume_at(base, i, key, n);
 }
 
 /**
@@ -379,7 +378,7 @@ static mcg_always_inline int mcg_pcpu_word_refill_at(struct mcg_pcpu_word *base,
 {
 	if (likely(mcg_percpu_use_rseq()))
 		return mcg_rseq_word_refill_at(base, i, key, n, limit);
-	return mcg_locked_word_refill_at(base, i, key, n, limit);
+	return mcg_cpulock_word_refill_at(base, i, key, n, limit);
 }
 
 /**

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * base/percpu.h - per-CPU data: which mechanism, which CPU, and the fence.
+ * percpu/percpu.h - per-CPU data: which mechanism, which CPU, and the fence.
  *
  * Two mechanisms with the same semantics (chosen once, at initialisation):
  *  - MCG_PERCPU_RSEQ: restartable sequences.  An operation on a CPU's data is
- *    an rseq critical section (base/rseq.h) that the kernel aborts if the
+ *    an rseq critical section (percpu/pcpu_stack.h; the ABI in
+ *    percpu/rseq_abi.h) that the kernel aborts if the
  *    thread is preempted, migrated or signalled; its commit is one store.
  *    A remote owner (drain, reap) first *stops* the CPU's data so new sections
  *    fail to the slow path, then calls mcg_percpu_fence(), which restarts every
@@ -14,7 +15,9 @@
  *    sched_getcpu().  Migration after the choice is harmless: the lock
  *    protects the slot, not the CPU.  Used without rseq (valgrind, old
  *    kernels, GLIBC_TUNABLES=glibc.pthread.rseq=0, MCG_RSEQ=0) and in TSan
- *    builds, which cannot model rseq.
+ *    builds, which cannot model rseq.  Its paths are named `cpulock`
+ *    (mcg_cpulock_stack_pop(), mcg_cache_alloc_cpulock()); the suffix
+ *    `_locked` keeps its one meaning, "the caller holds the lock".
  *
  * Per-CPU headers are MCG_PCPU_STRIDE bytes apart, so the address of CPU c's
  * header is base + (c << MCG_PCPU_SHIFT): one shift in a critical section.
@@ -27,13 +30,10 @@
 
 #include "base/compiler.h"
 #include "memcg/debug.h"
+#include "percpu/rseq_abi.h"
 
 #define MCG_PCPU_SHIFT 7
 #define MCG_PCPU_STRIDE (1u << MCG_PCPU_SHIFT)
-
-/* glibc's rseq registration (glibc >= 2.35). */
-extern const ptrdiff_t __rseq_offset;
-extern const unsigned int __rseq_size;
 
 /** The mechanism in use; set by mcg_percpu_init(). */
 extern mcg_hidden mcg_percpu_mode_t mcg_percpu_mode_;
@@ -56,7 +56,7 @@ static inline bool mcg_percpu_use_rseq(void)
  * without testing the mode?  Yes wherever the sections are built: in locked
  * mode they run too, and fail.  There mcg_rseq_offset points at a zeroed
  * thread-local area (percpu.c), so a section takes CPU 0's header, which
- * like every header reads stopped in locked mode (base/pcpu_stack.h; the
+ * like every header reads stopped in locked mode (percpu/pcpu_stack.h; the
  * kmalloc stub's zeroed headers read empty and full at once), and its
  * descriptor store lands in that area.  Valid once mcg_percpu_init()
  * has run (before it mcg_rseq_offset is 0): every caller's cache or pointer
@@ -76,7 +76,7 @@ static inline volatile uint32_t *mcg_percpu_rseq_area(void)
 static inline unsigned mcg_percpu_cpu(void)
 {
 	if (mcg_percpu_use_rseq())
-		return mcg_percpu_rseq_area()[1]; /* cpu_id */
+		return mcg_percpu_rseq_area()[MCG_RSEQ_CPU_ID_OFFSET / 4];
 	int c = sched_getcpu();
 	return c < 0 ? 0 : (unsigned)c;
 }

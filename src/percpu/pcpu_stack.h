@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * base/pcpu_stack.h - a per-CPU stack of pointers: the slab fast path.
+ * percpu/pcpu_stack.h - a per-CPU stack of pointers: the slab fast path.
  *
  * Each CPU has a header { cur, touched, lo, hi, slots, lock } at
  * base + (cpu << MCG_PCPU_SHIFT); slots[0, cur) hold objects (pointers,
@@ -27,8 +27,9 @@
  * pushes) *before* cur, and the owner publishes cur and the slots before the
  * bounds (release stores, mcg_pcpu_stack_start()).  A section that reads a
  * running bound then reads the restarted cur (x86 keeps loads in order); one
- * that reads a stopped bound fails.  Reading cur first let a section pair a
- * stale cur with a restarted bound and commit it over the owner's drain.
+ * that reads a stopped bound fails.  A section that read cur first could
+ * pair a stale cur with a restarted bound and commit it over the owner's
+ * drain.
  *
  * The rseq sections are x86-64 assembly, below, kept tiny to be reviewed line
  * by line: %rax = this CPU's header, %ecx = cur, %rdx / %r8 = slots.
@@ -39,7 +40,7 @@
 #include <stdint.h>
 
 #include "base/lock.h"
-#include "base/percpu.h"
+#include "percpu/percpu.h"
 
 #define MCG_PCPU_STOPPED 0x7fffffffu
 
@@ -89,24 +90,24 @@ static inline struct mcg_pcpu_stack *mcg_pcpu_stack_of(struct mcg_pcpu_stack *ba
 	".quad 1f, (2f - 1f), 4f\n\t"                                                              \
 	".popsection\n\t"                                                                          \
 	".pushsection __rseq_failure, \"ax\"\n\t"                                                  \
-	".byte 0x0f, 0xb9, 0x3d\n\t"                                                               \
-	".long 0x53053053\n\t"                                                                     \
+	".byte 0x0f, 0xb9, 0x3d\n\t" /* ud1 <sig>(%%rip), %%edi: decodes, never runs */            \
+	".long %c[rseq_sig]\n\t"                                                                   \
 	"4:\n\t"                                                                                   \
 	"jmp %l[" #abort "]\n\t"                                                                   \
 	".popsection\n\t"                                                                          \
 	"leaq 3b(%%rip), %%rax\n\t"                                                                \
-	"movq %%rax, %%fs:8(%[rseq])\n\t"                                                          \
+	"movq %%rax, %%fs:%c[rseq_cs](%[rseq])\n\t"                                                \
 	"1:\n\t"                                                                                   \
-	"movl %%fs:4(%[rseq]), %%eax\n\t"                                                          \
-	"shlq $7, %%rax\n\t"                                                                       \
+	"movl %%fs:%c[rseq_cpu_id](%[rseq]), %%eax\n\t"                                            \
+	"shlq %[pcpu_shift], %%rax\n\t"                                                            \
 	"addq %[base], %%rax\n\t"
 
 /*
  * Pop this CPU's top object; NULL if the stack is empty or stopped.
  * The output is zeroed before the jump to `empty`: GCC takes an asm goto's
  * outputs as unspecified at its labels, so it may merge `return NULL` there
- * with `return obj` - it did, in the ASan build (-O1), returning a stale
- * register from an empty stack (test_pcpu_stack caught it).
+ * with `return obj` and return a stale register from an empty stack (GCC
+ * does at -O1; test_pcpu_stack checks it).
  */
 static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *base)
 {
@@ -124,7 +125,7 @@ retry:
 	                              "movl %%ecx, (%%rax)\n\t"           /* commit cur-1 */
 	                              "2:\n\t"
 	        : [obj] "=&r"(obj)
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base)
+	        : MCG_RSEQ_OPERANDS, [base] "r"(base)
 	        : "rax", "rcx", "rdx", "memory", "cc"
 	        : abort, empty);
 	if (!obj) /* the arrays hold objects only: lets callers skip a test */
@@ -158,7 +159,7 @@ empty:
  * full and dfree. */
 #define MCG_RSEQ_PUSH_OPERANDS(...)                                                                \
 	:                                                                                          \
-	: [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [obj] "r"(obj)__VA_ARGS__                 \
+	: MCG_RSEQ_OPERANDS, [base] "r"(base), [obj] "r"(obj)__VA_ARGS__                 \
 	: "rax", "rcx", "rdx", "memory", "cc"                                                      \
 	: abort, full, dfree
 
@@ -238,8 +239,7 @@ retry:
 	                              "movl %%ecx, (%%rax)\n\t" /* commit cur+k */
 	                              "2:\n\t"
 	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [src] "r"(src), [n] "r"(n),
-	          [done] "r"(&done)
+	        : MCG_RSEQ_OPERANDS, [base] "r"(base), [src] "r"(src), [n] "r"(n), [done] "r"(&done)
 	        : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc"
 	        : abort, full);
 	return done;
@@ -276,8 +276,7 @@ retry:
 	                              "movl %%ecx, (%%rax)\n\t" /* commit cur-k */
 	                              "2:\n\t"
 	        :
-	        : [rseq] "r"(mcg_rseq_offset), [base] "r"(base), [dst] "r"(dst), [n] "r"(n),
-	          [done] "r"(&done)
+	        : MCG_RSEQ_OPERANDS, [base] "r"(base), [dst] "r"(dst), [n] "r"(n), [done] "r"(&done)
 	        : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc"
 	        : abort, empty);
 	return done;
@@ -314,10 +313,10 @@ static inline struct mcg_pcpu_stack *mcg_pcpu_stack_lock_mine(struct mcg_pcpu_st
 	return s;
 }
 
-void *mcg_locked_stack_pop(struct mcg_pcpu_stack *base);
-int mcg_locked_stack_push(struct mcg_pcpu_stack *base, void *obj);
-uint32_t mcg_locked_stack_push_batch(struct mcg_pcpu_stack *base, void *const *src, uint32_t n);
-uint32_t mcg_locked_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, uint32_t n);
+void *mcg_cpulock_stack_pop(struct mcg_pcpu_stack *base);
+int mcg_cpulock_stack_push(struct mcg_pcpu_stack *base, void *obj);
+uint32_t mcg_cpulock_stack_push_batch(struct mcg_pcpu_stack *base, void *const *src, uint32_t n);
+uint32_t mcg_cpulock_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, uint32_t n);
 
 /* ---- the entry points ---- */
 
@@ -326,7 +325,7 @@ static mcg_always_inline void *mcg_pcpu_stack_pop(struct mcg_pcpu_stack *base)
 {
 	if (likely(mcg_percpu_use_rseq()))
 		return mcg_rseq_stack_pop(base);
-	return mcg_locked_stack_pop(base);
+	return mcg_cpulock_stack_pop(base);
 }
 
 /** mcg_pcpu_stack_push - push @obj on this CPU.  Return _OK, _FAIL (full) or _DOUBLE. */
@@ -334,7 +333,7 @@ static mcg_always_inline int mcg_pcpu_stack_push(struct mcg_pcpu_stack *base, vo
 {
 	if (likely(mcg_percpu_use_rseq()))
 		return mcg_rseq_stack_push(base, obj);
-	return mcg_locked_stack_push(base, obj);
+	return mcg_cpulock_stack_push(base, obj);
 }
 
 /** mcg_pcpu_stack_push_batch - push up to @n objects; return the count pushed. */
@@ -343,7 +342,7 @@ static inline uint32_t mcg_pcpu_stack_push_batch(struct mcg_pcpu_stack *base, vo
 {
 	if (mcg_percpu_use_rseq())
 		return mcg_rseq_stack_push_batch(base, src, n);
-	return mcg_locked_stack_push_batch(base, src, n);
+	return mcg_cpulock_stack_push_batch(base, src, n);
 }
 
 /** mcg_pcpu_stack_pop_batch - pop up to @n objects; return the count popped. */
@@ -351,7 +350,7 @@ static inline uint32_t mcg_pcpu_stack_pop_batch(struct mcg_pcpu_stack *base, voi
 {
 	if (mcg_percpu_use_rseq())
 		return mcg_rseq_stack_pop_batch(base, dst, n);
-	return mcg_locked_stack_pop_batch(base, dst, n);
+	return mcg_cpulock_stack_pop_batch(base, dst, n);
 }
 
 /** mcg_pcpu_stack_stop - make @s fail every operation (caller holds s->lock). */
