@@ -352,6 +352,23 @@ void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg_slab *s, int
 /** The global cache list: lock, and iteration under it. */
 extern mcg_lock_t mcg_cache_list_lock;
 extern struct mcg_list mcg_cache_list;
+/* ---- slabinfo.c ---- */
+/** One cache's statistics with its name copied (valid after the cache is gone). */
+struct mcg_slabinfo_row {
+	char name[MCG_CACHE_NAME_MAX];
+	mcg_cache_stats_t st; /* st.name is not set */
+};
+/**
+ * mcg_slabinfo_collect - the statistics of up to @max caches, in slabinfo's
+ * order, into @rows.  Takes the cache list lock (and each cache's node
+ * locks briefly), allocates nothing.  Return: how many caches exist (more
+ * than @max: call again with room for them).
+ */
+size_t mcg_slabinfo_collect(struct mcg_slabinfo_row *rows, size_t max);
+/** The two header lines of slabinfo (version 2.1). */
+extern const char mcg_slabinfo_header[];
+/** mcg_slabinfo_format - one cache's slabinfo line, as snprintf(@buf, @len, ...). */
+int mcg_slabinfo_format(char *buf, size_t len, const char *name, const mcg_cache_stats_t *st);
 /** mcg_slab_init - initialise the slab layer (idempotent).  Return 0 or -errno. */
 int mcg_slab_init(void);
 /** Create a cache without argument checks beyond the basics (kmalloc's). */
