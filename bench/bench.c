@@ -18,6 +18,8 @@ static const struct {
         {"objcg", bench_objcg_main, "seed 000: accounted frees, alive/removed group; pairs; bytes"},
         {"kvcache", bench_kvcache_main,
          "examples/kvcache under redis-benchmark: tenants vs one group vs redis-server"},
+        {"control", bench_control_main,
+         "the control socket off / on / polled: its cost to the fast paths"},
         {"soak", bench_soak_main,
          "a long run of everything at once (--minutes N): exact at the end, RSS bounded"},
 };

@@ -15,6 +15,8 @@
 
 /* The lock order: lower ranks are taken first. */
 enum mcg_lock_rank {
+	MCG_RANK_CONTROL = 2,     /* starting and stopping the control and metrics servers */
+	MCG_RANK_STOCK_DRAIN = 8, /* one full drain of the stocks at a time (group/stock.c) */
 	MCG_RANK_CACHE_LIST = 10, /* global list of caches */
 	MCG_RANK_GROUP_TREE = 15, /* group hierarchy (create/remove/iterate) */
 	MCG_RANK_PCPU = 20,       /* one CPU's array of one cache */

@@ -29,6 +29,13 @@ static struct mcg_option options[MCG_OPT_COUNT] = {
                 {"memory_recursiveprot", "MCG_RECURSIVEPROT", 0, 0, 0, 1, "bool",
                  "cgroup2's memory_recursiveprot: a parent's unclaimed min/low protects its "
                  "children in proportion to their unprotected usage"},
+        [MCG_OPT_CONTROL] = {"control", "MCG_CONTROL", 1, 1, 0, 1, "bool",
+                             "the malloc shim (memcg run) starts the control socket for memcg "
+                             "ps/stat/set/top; the library alone never does"},
+        [MCG_OPT_CONTROL_TIMEOUT_MS] =
+                {"control_timeout_ms", "MCG_CONTROL_TIMEOUT_MS", 10000, 10000, 100, 3600000, "ms",
+                 "a control socket client that sends no whole request, or does not read its "
+                 "reply, for this long is disconnected"},
 };
 
 static bool options_use_env = true;

@@ -13,12 +13,14 @@
 #include <stdbool.h>
 
 enum mcg_option_id {
-	MCG_OPT_RSEQ,          /* use rseq for per-CPU data when available */
-	MCG_OPT_NUMA_NODES,    /* fake this many NUMA nodes (0: real topology) */
-	MCG_OPT_SLAB_DEBUG,    /* poison + red zone on every cache */
-	MCG_OPT_CPU_OBJECTS,   /* per-CPU array capacity (0: by object size) */
-	MCG_OPT_REAP_MS,       /* reaper period started by the malloc shim (0: off) */
-	MCG_OPT_RECURSIVEPROT, /* cgroup2's memory_recursiveprot mount option */
+	MCG_OPT_RSEQ,               /* use rseq for per-CPU data when available */
+	MCG_OPT_NUMA_NODES,         /* fake this many NUMA nodes (0: real topology) */
+	MCG_OPT_SLAB_DEBUG,         /* poison + red zone on every cache */
+	MCG_OPT_CPU_OBJECTS,        /* per-CPU array capacity (0: by object size) */
+	MCG_OPT_REAP_MS,            /* reaper period started by the malloc shim (0: off) */
+	MCG_OPT_RECURSIVEPROT,      /* cgroup2's memory_recursiveprot mount option */
+	MCG_OPT_CONTROL,            /* the malloc shim starts the control socket */
+	MCG_OPT_CONTROL_TIMEOUT_MS, /* a control client idle or not reading this long is closed */
 	MCG_OPT_COUNT
 };
 

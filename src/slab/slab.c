@@ -483,6 +483,19 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 	return i;
 }
 
+unsigned mcg_node_put_gather(struct mcg_cache *c, void **objs, unsigned n, struct mcg_charges *ch)
+{
+	unsigned i = 0;
+	while (i < n) {
+		unsigned got = slab_free_run(c, mcg_slab_of(mcg_slot_obj((uintptr_t)objs[i])),
+		                             objs + i, n - i, ch);
+		if (!got)
+			break; /* one more objcg would not fit in @ch */
+		i += got;
+	}
+	return i;
+}
+
 void mcg_node_put(struct mcg_cache *c, void **objs, unsigned n)
 {
 	struct mcg_charges ch;
