@@ -46,6 +46,13 @@ static void sample_label(struct mcg_out *o, const char *label, const char *value
 	mcg_out_write(o, "\"", 1);
 }
 
+/* "} SECONDS\n" of @ms milliseconds, exactly: 1500 is 1.500, -1 is -0.001. */
+static void sample_end_ms(struct mcg_out *o, long long ms)
+{
+	unsigned long long a = ms < 0 ? 0ull - (unsigned long long)ms : (unsigned long long)ms;
+	mcg_out_printf(o, "} %s%llu.%03llu\n", ms < 0 ? "-" : "", a / 1000, a % 1000);
+}
+
 static void sample_group(struct mcg_out *o, const char *name, const struct mcg_snapshot *s,
                          const struct mcg_snap_group *g)
 {
@@ -195,7 +202,7 @@ static void family_stat(struct mcg_out *o, const struct mcg_snapshot *s, enum st
 			if (f == SF_BYTES || f == SF_TOTAL || f == SF_OTHER)
 				sample_label(o, "item", kv.key, kv.key_len);
 			if (f == SF_THROTTLED)
-				mcg_out_printf(o, "} %lld.%03lld\n", v / 1000, v % 1000);
+				sample_end_ms(o, v);
 			else
 				mcg_out_printf(o, "} %lld\n", v);
 		}

@@ -115,6 +115,32 @@ static void test_families(void)
 	mcg_snapshot_free(&s);
 }
 
+/* throttled_ms in seconds, exact to the millisecond, whatever its sign. */
+static void test_throttled_seconds(void)
+{
+	static const struct {
+		const char *stat, *line;
+	} cases[] = {
+	        {"throttled_ms 1500\n", "memcg_memory_throttled_seconds_total{group=\"/\"} 1.500"},
+	        {"throttled_ms 7\n", "memcg_memory_throttled_seconds_total{group=\"/\"} 0.007"},
+	        {"throttled_ms -1\n", "memcg_memory_throttled_seconds_total{group=\"/\"} -0.001"},
+	        {"throttled_ms -2030\n",
+	         "memcg_memory_throttled_seconds_total{group=\"/\"} -2.030"},
+	};
+	for (size_t i = 0; i < MCG_ARRAY_SIZE(cases); i++) {
+		struct mcg_snapshot s;
+		mcg_snapshot_init(&s);
+		const char *files[MCG_SNAP_NR_FILES] = {[MCG_SNAP_STAT] = cases[i].stat};
+		REQUIRE(mcg_snapshot_add_group(&s, "/", 0, files) == 0);
+		struct mcg_out o;
+		mcg_out_init(&o);
+		mcg_prom_render(&o, &s);
+		CHECK(has_line(mcg_out_data(&o), cases[i].line));
+		mcg_out_free(&o);
+		mcg_snapshot_free(&s);
+	}
+}
+
 static void test_promtool_passes(void)
 {
 	if (access("/usr/bin/promtool", X_OK) != 0) {
@@ -178,6 +204,7 @@ static void test_promtool_passes(void)
 int main(void)
 {
 	RUN(test_families);
+	RUN(test_throttled_seconds);
 	RUN(test_promtool_passes);
 	return test_done();
 }
