@@ -659,7 +659,8 @@ static void op_charge(struct in *in)
 	if (limit_check) {
 		mcg_group_drain_stocks();
 		for (int s = r; s > 0; s = w.grp[s].parent)
-			before[s] = usage_pages(w.grp[s].g);
+			if (w.grp[s].held) /* ancestors we let go of are not looked at */
+				before[s] = usage_pages(w.grp[s].g);
 	}
 	int ret = mcg_charge(g, n, flags);
 	if (ret) {
@@ -670,6 +671,8 @@ static void op_charge(struct in *in)
 	if (limit_check) {
 		mcg_group_drain_stocks();
 		for (int s = r; s > 0; s = w.grp[s].parent) {
+			if (!w.grp[s].held)
+				continue;
 			long max = read_long(w.grp[s].g, "memory.max", NULL);
 			long now = usage_pages(w.grp[s].g);
 			FUZZ_ASSERT(max < 0 ||
