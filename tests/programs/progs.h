@@ -266,6 +266,14 @@ static inline char *prog_read_file(const char *path)
 	return buf;
 }
 
+/** PROG_SKIP_UNLESS_INSTALLED - skip the running test when program @name is
+ *  not on PATH (scripts/deps.sh installs every program the tests use). */
+#define PROG_SKIP_UNLESS_INSTALLED(name)                                                           \
+	do {                                                                                       \
+		if (!prog_which(name))                                                             \
+			SKIP("%s is not installed", name);                                         \
+	} while (0)
+
 /** prog_show_failure - print what a command said, for a failing test's log. */
 static inline void prog_show_failure(const char *what, const struct prog_result *r)
 {

@@ -39,7 +39,7 @@ static char py_pid[16];
 
 static void test_python_steered(void)
 {
-	PROG_REQUIRE_INSTALLED("curl");
+	PROG_SKIP_UNLESS_INSTALLED("curl");
 	char *argv[] = {(char *)prog_memcg_bin(),
 	                "run",
 	                "--max",
@@ -180,7 +180,7 @@ static void test_shell_fds(void)
 
 static void test_announce_on_a_terminal(void)
 {
-	PROG_REQUIRE_INSTALLED("script");
+	PROG_SKIP_UNLESS_INSTALLED("script");
 	char cmd[512];
 	snprintf(cmd, sizeof(cmd), "%s run -o /dev/null -- true", prog_memcg_bin());
 	char *argv[] = {"script", "-qfec", cmd, "/dev/null", NULL};
