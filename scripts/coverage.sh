@@ -1,26 +1,31 @@
 #!/usr/bin/env bash
 # scripts/coverage.sh [ctest args...] - line and branch coverage of src/ by
 # the test suite, per file (gcov, gcovr).
-#   Builds build-cov (gcc --coverage, -O0, no sanitizers), runs every test of
+#   Builds build-cov (gcc --coverage, -O0, the debug checks on as in the
+#   sanitizer builds, no sanitizers), runs every test of
 #   the release suite there (ctest args narrow it, e.g. -L unit), and prints
 #   one line per file of src/: lines and branches covered, then the totals.
 #   Branches the compiler made that no source can take (gcovr's
 #   --exclude-unreachable-branches) are left out; so are lines marked
 #   GCOVR_EXCL_LINE / GCOVR_EXCL_START..STOP, each with its reason beside it.
-#   Writes build-cov/coverage.json (gcovr's summary) and, with COVERAGE_HTML=1,
+#   Writes build-cov/coverage.json (gcovr's summary), the lines not run
+#   (build-cov/coverage-missing.txt) and, with COVERAGE_HTML=1,
 #   build-cov/coverage/index.html.
 #   COVERAGE_MIN="98 92 90 80" (total lines, total branches, each file's
 #   lines, each file's branches, in %) makes it fail below those figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v gcovr >/dev/null || scripts/deps.sh
-cmake -S . -B build-cov -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCG_WERROR=ON -DMCG_COVERAGE=ON >/dev/null
+cmake -S . -B build-cov -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCG_WERROR=ON -DMCG_COVERAGE=ON \
+	-DMCG_DEBUG=ON >/dev/null
 cmake --build build-cov -j 2
 find build-cov -name '*.gcda' -delete
 (cd build-cov && ctest -j 2 --timeout 900 "$@" >ctest.log 2>&1) ||
 	{ tail -30 build-cov/ctest.log; echo "coverage.sh: tests failed (build-cov/ctest.log)" >&2; exit 1; }
 gcov_args=(-r . --filter 'src/' --exclude-unreachable-branches --gcov-ignore-parse-errors -j 2)
 gcovr "${gcov_args[@]}" --json-summary-pretty -o build-cov/coverage.json build-cov >/dev/null
+# Each file's lines no test ran, for the tests still to write.
+gcovr "${gcov_args[@]}" --txt -o build-cov/coverage-missing.txt build-cov >/dev/null
 if [ "${COVERAGE_HTML:-0}" = 1 ]; then
 	mkdir -p build-cov/coverage
 	gcovr "${gcov_args[@]}" --html-details -o build-cov/coverage/index.html build-cov >/dev/null

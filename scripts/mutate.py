@@ -224,18 +224,20 @@ def run_mutant(m, tmap, log):
     lines[m["line"] - 1] = m["new"]
     try:
         open(path, "w").write("\n".join(lines))
-        b = sh(["cmake", "--build", BUILD, "-j", "2", "--target"] + [target_of(t) for t in covering],
-               capture_output=True, text=True)
-        if b.returncode != 0:
-            res.update(status="stillborn")
-            return res
-        for t in covering:
+        for k, t in enumerate(covering):  # each test's executable linked when its turn comes
+            b = sh(["cmake", "--build", BUILD, "-j", "2", "--target", target_of(t)],
+                   capture_output=True, text=True)
+            if b.returncode != 0:
+                if k == 0:
+                    res.update(status="stillborn")
+                    return res
+                res.update(status="killed", by=t + " (build)")
+                return res
             limit = max(20, int(5 * tmap[t]["seconds"]))
             r = sh(["ctest", "-R", "^" + re.escape(t) + "$", "--timeout", str(limit)], cwd=BUILD,
                    capture_output=True, text=True)
             if r.returncode != 0:
-                res.update(status="killed", by=t,
-                           timeout="Timeout" in r.stdout)
+                res.update(status="killed", by=t, timeout="Timeout" in r.stdout)
                 return res
         res.update(status="survived", reason=f"{len(covering)} tests pass")
         return res

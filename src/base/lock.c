@@ -44,9 +44,12 @@ void mcg_spin_wait_(mcg_spin_t *l)
 
 void mcg_lock_check_acquire_(int rank)
 {
-	if (held_depth > 0 && held_ranks[held_depth - 1] > rank)
+	/* Past the table's depth only the first MCG_LOCK_DEPTH ranks are kept:
+	 * compare with the last one kept (ranks never decrease going up). */
+	int top = held_depth < MCG_LOCK_DEPTH ? held_depth : MCG_LOCK_DEPTH;
+	if (top > 0 && held_ranks[top - 1] > rank)
 		mcg_die("lock order violated: rank %d taken while holding rank %d", rank,
-		        held_ranks[held_depth - 1]);
+		        held_ranks[top - 1]);
 	if (held_depth < MCG_LOCK_DEPTH)
 		held_ranks[held_depth] = rank;
 	held_depth++;
