@@ -11,9 +11,10 @@
 #    void function - listed in a fixed order; N of them drawn with --seed.
 # 3. Each mutant: the file changed in a copy of the sources (build-mut/tree),
 #    only its objects and the covering tests' executables rebuilt (release
-#    flags), then the tests that execute the mutated line, the file's own
-#    test first, then the fastest; the first failure (or a timeout, 5x the
-#    test's own time and at least 20 s) kills it.  A mutant that does not
+#    flags with the debug checks on, as the sanitizer trees run the suite),
+#    then the tests that execute the mutated line, two at a time, stopping
+#    at the first failure (or a timeout: 5x the slowest one's own time, at
+#    least 20 s), which kills it.  A mutant that does not
 #    compile is stillborn (not counted); one on a line no test executes
 #    survives without a run.
 # Results go to build-mut/results.jsonl as they come (a run can be resumed:
@@ -28,6 +29,7 @@ MUT = os.path.join(ROOT, "build-mut")
 TREE = os.path.join(MUT, "tree")
 BUILD = os.path.join(MUT, "build")
 LABELS = "unit|conformance|fault"
+TEST_RE = re.compile(r"^(unit|conformance|fault)/test_\w+$")  # an executable of tests/
 
 
 def sh(cmd, **kw):
@@ -193,7 +195,7 @@ def prepare_tree():
                         copy_function=copy_if_changed)
     copy_if_changed(os.path.join(ROOT, "CMakeLists.txt"), os.path.join(TREE, "CMakeLists.txt"))
     sh(["cmake", "-S", TREE, "-B", BUILD, "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
-        "-DMCG_BUILD_EXAMPLES=OFF"], check=True, stdout=subprocess.DEVNULL)
+        "-DMCG_DEBUG=ON", "-DMCG_BUILD_EXAMPLES=OFF"], check=True, stdout=subprocess.DEVNULL)
 
 
 def copy_if_changed(src, dst):
@@ -214,7 +216,8 @@ def run_mutant(m, tmap, log):
     path = os.path.join(TREE, m["file"])
     orig = open(path).read()
     lines = orig.split("\n")
-    covering = [t for t, v in tmap.items() if m["line"] in v["lines"].get(m["file"], [])]
+    covering = [t for t, v in tmap.items()
+                if TEST_RE.match(t) and m["line"] in v["lines"].get(m["file"], [])]
     res = dict(m, id=mutant_id(m), old=lines[m["line"] - 1])
     if not covering:
         res.update(status="survived", reason="no test executes the line")
@@ -224,21 +227,21 @@ def run_mutant(m, tmap, log):
     lines[m["line"] - 1] = m["new"]
     try:
         open(path, "w").write("\n".join(lines))
-        for k, t in enumerate(covering):  # each test's executable linked when its turn comes
-            b = sh(["cmake", "--build", BUILD, "-j", "2", "--target", target_of(t)],
-                   capture_output=True, text=True)
-            if b.returncode != 0:
-                if k == 0:
-                    res.update(status="stillborn")
-                    return res
-                res.update(status="killed", by=t + " (build)")
-                return res
-            limit = max(20, int(5 * tmap[t]["seconds"]))
-            r = sh(["ctest", "-R", "^" + re.escape(t) + "$", "--timeout", str(limit)], cwd=BUILD,
-                   capture_output=True, text=True)
-            if r.returncode != 0:
-                res.update(status="killed", by=t, timeout="Timeout" in r.stdout)
-                return res
+        b = sh(["cmake", "--build", BUILD, "-j", "2", "--target"] + [target_of(t) for t in covering],
+               capture_output=True, text=True)
+        if b.returncode != 0:
+            res.update(status="stillborn")
+            return res
+        limit = max(20, int(5 * max(tmap[t]["seconds"] for t in covering)))
+        r = sh(["ctest", "-j", "2", "--stop-on-failure", "--timeout", str(limit), "-R",
+                "^(" + "|".join(re.escape(t) for t in covering) + ")$"], cwd=BUILD,
+               capture_output=True, text=True)
+        if r.returncode != 0:
+            failed = re.findall(r"Test\s+#\d+: (\S+) \.+\**(Failed|Timeout|Exception|"
+                                r"Subprocess aborted|Child aborted|SEGFAULT)", r.stdout)
+            res.update(status="killed", by=failed[0][0] if failed else "?",
+                       timeout=bool(failed) and failed[0][1] == "Timeout")
+            return res
         res.update(status="survived", reason=f"{len(covering)} tests pass")
         return res
     finally:

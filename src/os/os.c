@@ -90,7 +90,8 @@ static int read_small_file(const char *path, char *buf, size_t len)
 }
 
 /* Parse a cpulist ("0-3,8,10-11"); call @fn for each CPU.  Return max+1. */
-static unsigned parse_cpulist(const char *s, void (*fn)(unsigned cpu, unsigned arg), unsigned arg)
+static unsigned parse_cpulist(const char *s, void (*fn)(unsigned cpu, unsigned node, void *arg),
+                              unsigned node, void *arg)
 {
 	unsigned max = 0;
 	while (*s && *s != '\n') {
@@ -108,7 +109,7 @@ static unsigned parse_cpulist(const char *s, void (*fn)(unsigned cpu, unsigned a
 		}
 		for (unsigned c = a; c <= b && c < MCG_MAX_CPUS; c++) {
 			if (fn)
-				fn(c, arg);
+				fn(c, node, arg);
 			if (c + 1 > max)
 				max = c + 1;
 		}
@@ -118,40 +119,52 @@ static unsigned parse_cpulist(const char *s, void (*fn)(unsigned cpu, unsigned a
 	return max;
 }
 
-static void set_cpu_node(unsigned cpu, unsigned node) { os_cpu_node[cpu] = (uint8_t)node; }
-
-void mcg_os_topology_init(void)
+static void set_cpu_node(unsigned cpu, unsigned node, void *arg)
 {
-	char buf[4096];
+	((struct mcg_os_topology *)arg)->cpu_node[cpu] = (uint8_t)node;
+}
+
+void mcg_os_topology_read(const char *root, struct mcg_os_topology *t)
+{
+	char buf[4096], path[256];
+	memset(t, 0, sizeof(*t));
 	unsigned cpus = 0;
-	if (read_small_file("/sys/devices/system/cpu/possible", buf, sizeof(buf)) > 0)
-		cpus = parse_cpulist(buf, NULL, 0);
+	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/possible", root);
+	if (read_small_file(path, buf, sizeof(buf)) > 0)
+		cpus = parse_cpulist(buf, NULL, 0, NULL);
 	if (cpus == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		cpus = n > 0 ? (unsigned)n : 1;
+		/* sysconf(_SC_NPROCESSORS_ONLN) is at least 1 on Linux */
+		cpus = n > 0 ? (unsigned)n : 1; /* GCOVR_EXCL_LINE */
 	}
-	if (cpus > MCG_MAX_CPUS)
-		cpus = MCG_MAX_CPUS;
-	os_nr_cpus = cpus;
+	t->nr_cpus = cpus > MCG_MAX_CPUS ? MCG_MAX_CPUS : cpus;
 
 	/* Which nodes exist: "possible" lists them (absent without NUMA support). */
 	unsigned maxnode = 0;
-	if (read_small_file("/sys/devices/system/node/possible", buf, sizeof(buf)) > 0)
-		maxnode = parse_cpulist(buf, NULL, 0);
+	snprintf(path, sizeof(path), "%s/sys/devices/system/node/possible", root);
+	if (read_small_file(path, buf, sizeof(buf)) > 0)
+		maxnode = parse_cpulist(buf, NULL, 0, NULL);
 	if (maxnode > MCG_MAX_NODES)
 		maxnode = MCG_MAX_NODES;
-	unsigned nodes = 1;
+	t->nr_nodes = 1;
 	for (unsigned n = 0; n < maxnode; n++) {
-		char path[96];
-		snprintf(path, sizeof(path), "/sys/devices/system/node/node%u/cpulist", n);
+		snprintf(path, sizeof(path), "%s/sys/devices/system/node/node%u/cpulist", root, n);
 		if (read_small_file(path, buf, sizeof(buf)) < 0)
 			continue;
-		parse_cpulist(buf, set_cpu_node, n);
-		if (n + 1 > nodes)
-			nodes = n + 1;
+		parse_cpulist(buf, set_cpu_node, n, t);
+		if (n + 1 > t->nr_nodes)
+			t->nr_nodes = n + 1;
 	}
-	os_real_nodes = nodes;
-	os_nr_nodes = nodes;
+}
+
+void mcg_os_topology_init(void)
+{
+	static struct mcg_os_topology t;
+	mcg_os_topology_read("", &t);
+	os_nr_cpus = t.nr_cpus;
+	memcpy(os_cpu_node, t.cpu_node, sizeof(os_cpu_node));
+	os_real_nodes = t.nr_nodes;
+	os_nr_nodes = t.nr_nodes;
 
 	long fake = mcg_option(MCG_OPT_NUMA_NODES);
 	if (fake > 0) {

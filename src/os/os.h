@@ -34,6 +34,20 @@ void mcg_os_bind(void *addr, size_t size, unsigned node);
 /** mcg_os_mapped - bytes mapped through mcg_os_map() and not yet unmapped. */
 size_t mcg_os_mapped(void);
 
+/** The CPUs and nodes sysfs lists. */
+struct mcg_os_topology {
+	unsigned nr_cpus;  /* possible CPU ids: 0 .. nr_cpus - 1 (at most MCG_MAX_CPUS) */
+	unsigned nr_nodes; /* 1 + the highest node with a cpulist (1 without NUMA) */
+	uint8_t cpu_node[MCG_MAX_CPUS];
+};
+
+/**
+ * mcg_os_topology_read - read the topology below @root ("" for the real
+ * /sys; a directory that mirrors it for tests) into @t.  No CPU list: the
+ * online CPUs (sysconf); no node list: one node.
+ */
+void mcg_os_topology_read(const char *root, struct mcg_os_topology *t);
+
 /** mcg_os_topology_init - read CPUs and nodes (sysfs, or fake nodes by option). */
 void mcg_os_topology_init(void);
 

@@ -3,8 +3,13 @@
  * test_os.c - topology (os/os.c) and fake NUMA: with MCG_NUMA_NODES=4 set
  * before the library initialises, mcg_nr_nodes() is 4, allocation works, and
  * an object freed on a CPU of another node goes back to its own node's slab.
- * The fake-NUMA part runs in a re-executed copy of this binary.
+ * The fake-NUMA part runs in a re-executed copy of this binary.  The
+ * sysfs topology is also read from fake trees (cpulists with ranges and
+ * commas, garbage, missing files, more CPUs and nodes than memcg keeps),
+ * and mcg_os_map's alignments.
  */
+#include <stdio.h>
+#include <sys/stat.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -43,6 +48,85 @@ static void test_topology(void)
 	mcg_os_unmap(p, 1 << 20);
 	CHECK_EQ(mcg_os_mapped(), m);
 	CHECK(mcg_os_now_ns() > 0);
+}
+
+static char fake_root[64];
+
+/* Write @text to @path below the fake root, making its directories. */
+static void put(const char *path, const char *text)
+{
+	char full[256];
+	snprintf(full, sizeof(full), "%s/%s", fake_root, path);
+	for (char *p = full + strlen(fake_root) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(full, 0700);
+		*p = '/';
+	}
+	FILE *f = fopen(full, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void test_topology_from_sysfs(void)
+{
+	snprintf(fake_root, sizeof(fake_root), "/tmp/memcg-test-os-%d", (int)getpid());
+	mkdir(fake_root, 0700);
+	struct mcg_os_topology t;
+
+	/* nothing there: the online CPUs, one node */
+	mcg_os_topology_read(fake_root, &t);
+	CHECK_EQ(t.nr_cpus, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+	CHECK_EQ(t.nr_nodes, 1);
+
+	/* ranges and commas; node 1 without a cpulist; node 2 with CPUs 4-5,8 */
+	put("sys/devices/system/cpu/possible", "0-3,4,5-8\n");
+	put("sys/devices/system/node/possible", "0-2\n");
+	put("sys/devices/system/node/node0/cpulist", "0-3\n");
+	put("sys/devices/system/node/node2/cpulist", "4-5,8\n");
+	mcg_os_topology_read(fake_root, &t);
+	CHECK_EQ(t.nr_cpus, 9);
+	CHECK_EQ(t.nr_nodes, 3);
+	CHECK_EQ(t.cpu_node[3], 0);
+	CHECK_EQ(t.cpu_node[4], 2);
+	CHECK_EQ(t.cpu_node[8], 2);
+	CHECK_EQ(t.cpu_node[6], 0); /* in no list */
+
+	/* garbage: no CPUs read (the online ones), nodes stop at the garbage */
+	put("sys/devices/system/cpu/possible", "x0-3\n");
+	put("sys/devices/system/node/possible", "0,q\n");
+	mcg_os_topology_read(fake_root, &t);
+	CHECK_EQ(t.nr_cpus, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+	CHECK_EQ(t.nr_nodes, 1);
+
+	/* more than memcg keeps: clamped */
+	char many[64];
+	snprintf(many, sizeof(many), "0-%u\n", MCG_MAX_CPUS + 100);
+	put("sys/devices/system/cpu/possible", many);
+	snprintf(many, sizeof(many), "0-%u\n", MCG_MAX_NODES + 3);
+	put("sys/devices/system/node/possible", many);
+	mcg_os_topology_read(fake_root, &t);
+	CHECK_EQ(t.nr_cpus, MCG_MAX_CPUS);
+	CHECK_EQ(t.nr_nodes, 3); /* the highest node with a cpulist */
+
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", fake_root);
+	CHECK_EQ(system(cmd), 0);
+}
+
+static void test_map_alignments(void)
+{
+	size_t m = mcg_os_mapped();
+	void *p = mcg_os_map(8192, 0); /* below a page: page aligned */
+	REQUIRE(p);
+	CHECK_EQ((uintptr_t)p % 4096, 0);
+	CHECK_EQ(mcg_os_mapped(), m + 8192);
+	mcg_os_unmap(p, 8192);
+	mcg_os_unmap(NULL, 8192); /* nothing */
+	CHECK_EQ(mcg_os_mapped(), m);
+	mcg_os_bind(NULL, 4096, 0); /* one real node: nothing to do */
+	mcg_os_bind(NULL, 4096, 63);
 }
 
 static void test_fake_numa(void)
@@ -113,6 +197,8 @@ int main(int argc, char **argv)
 		return test_done();
 	}
 	RUN(test_topology);
+	RUN(test_topology_from_sysfs);
+	RUN(test_map_alignments);
 	int rc = test_done();
 	fprintf(stderr, "--- again with MCG_NUMA_NODES=4\n");
 	return test_merge(rc, test_rerun(argv, "MCG_NUMA_NODES", "4", "MCG_TEST_FAKE_NUMA"));
