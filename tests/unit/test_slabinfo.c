@@ -5,6 +5,7 @@
  * mcg_cache_stats(), written to a pipe.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "memcg/slab.h"
@@ -82,8 +83,30 @@ static void test_format(void)
 	CHECK(mcg_slabinfo_write(-1) < 0);
 }
 
+/* The reader stops reading: the write fails part way, -errno, and the list's
+ * lock is let go (the next call works). */
+static void test_write_fails_midway(void)
+{
+	int p[2];
+	REQUIRE(pipe2(p, O_NONBLOCK) == 0);
+	REQUIRE(fcntl(p[1], F_SETPIPE_SZ, 4096) >= 0);
+	/* the header fits, the cache lines (more than 4 KiB of them) do not */
+	mcg_cache_t *many[48];
+	for (int i = 0; i < 48; i++)
+		many[i] = mcg_cache_create("filler", 8 + 8 * (size_t)i, 0, 0, NULL);
+	CHECK_EQ(mcg_slabinfo_write(p[1]), -EAGAIN);
+	close(p[0]);
+	close(p[1]);
+	CHECK_EQ(mcg_slabinfo_write(-1), -EBADF); /* fails at the header */
+	for (int i = 0; i < 48; i++)
+		CHECK_EQ(mcg_cache_destroy(many[i]), 0);
+	slabinfo_to_pipe();
+	CHECK(strstr(buf, "filler") == NULL);
+}
+
 int main(void)
 {
 	RUN(test_format);
+	RUN(test_write_fails_midway);
 	return test_done();
 }
