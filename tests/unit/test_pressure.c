@@ -281,6 +281,45 @@ static void test_physical_fallback(void)
 	REQUIRE(mcg_pressure_set_root(NULL) == 0);
 }
 
+/* /proc/self/cgroup with odd lines, and cgroups whose directories are missing. */
+static void test_odd_cgroup_files(void)
+{
+	fresh_tree();
+	/* lines without two colons or a path, a named hierarchy, v1 memory whose
+	 * mount is missing, v2 whose mount is missing */
+	put("proc/self/cgroup", "garbage\n7:name\n9:blkio:rel\n1:name=systemd:/s\n"
+	                        "5:cpu,memory:/gone\n0::/gone\n");
+	REQUIRE(mcg_pressure_set_root(tmp) == 0);
+	REQUIRE(mcg_pressure_start(&quiet) == 0);
+	mcg_pressure_status_t s = status();
+	CHECK_EQ(s.budget_kind, MCG_BUDGET_PHYSICAL);
+	CHECK(strstr(s.notes, "cgroup v1 memory /gone: no such directory") != NULL);
+	mcg_pressure_stop();
+
+	/* neither a v2 nor a v1 memory line */
+	put("proc/self/cgroup", "3:cpu:/x\n");
+	REQUIRE(mcg_pressure_start(&quiet) == 0);
+	s = status();
+	CHECK_EQ(s.budget_kind, MCG_BUDGET_PHYSICAL);
+	CHECK(strstr(s.notes, "no v2 or v1 memory line") != NULL);
+	mcg_pressure_stop();
+
+	/* a root given with trailing slashes is the same root */
+	char slashed[300];
+	snprintf(slashed, sizeof(slashed), "%s///", tmp);
+	REQUIRE(mcg_pressure_set_root(slashed) == 0);
+	REQUIRE(mcg_pressure_start(&quiet) == 0);
+	CHECK(strstr(status().budget_source, "//") == NULL);
+	mcg_pressure_stop();
+	/* a root too long for the paths below it */
+	char longer[4200];
+	memset(longer, 'a', sizeof(longer) - 1);
+	longer[0] = '/';
+	longer[sizeof(longer) - 1] = '\0';
+	CHECK_EQ(mcg_pressure_set_root(longer), -ENAMETOOLONG);
+	REQUIRE(mcg_pressure_set_root(NULL) == 0);
+}
+
 static void test_bad_config(void)
 {
 	mcg_pressure_config_t c = {.high_pct = 101};
@@ -291,7 +330,29 @@ static void test_bad_config(void)
 	CHECK_EQ(mcg_pressure_start(&c), -EINVAL);
 	CHECK_EQ(mcg_pressure_status(NULL), -EINVAL);
 	CHECK_EQ(mcg_pressure_set_root(""), -EINVAL);
+	c = (mcg_pressure_config_t){.low_pct = 100};
+	CHECK_EQ(mcg_pressure_start(&c), -EINVAL);
+	c = (mcg_pressure_config_t){.interval_ms = 3600001};
+	CHECK_EQ(mcg_pressure_start(&c), -EINVAL);
+	c = (mcg_pressure_config_t){.low_pct = 95}; /* above the default high, 90 */
+	CHECK_EQ(mcg_pressure_start(&c), -EINVAL);
 	CHECK_EQ(status().running, 0);
+
+	/* the low watermark by default: 80, or high - 10, or high - 1 at 10 % and below */
+	fresh_tree();
+	REQUIRE(mcg_pressure_set_root(tmp) == 0);
+	static const unsigned high[] = {95, 50, 10, 2}, low[] = {80, 40, 9, 1};
+	for (int i = 0; i < 4; i++) {
+		c = quiet;
+		c.high_pct = high[i];
+		c.budget = 100 << 20;
+		REQUIRE(mcg_pressure_start(&c) == 0);
+		mcg_pressure_status_t s = status();
+		CHECK_EQ(s.high, (size_t)(100 << 20) / 100 * high[i]);
+		CHECK_EQ(s.low, (size_t)(100 << 20) / 100 * low[i]);
+		mcg_pressure_stop();
+	}
+	REQUIRE(mcg_pressure_set_root(NULL) == 0);
 }
 
 /* ------------------------------------------------------------ balance */
@@ -582,6 +643,7 @@ int main(void)
 	RUN(test_hybrid_budget);
 	RUN(test_namespaced_budget);
 	RUN(test_physical_fallback);
+	RUN(test_odd_cgroup_files);
 	RUN(test_bad_config);
 	RUN(test_balance_root_usage);
 	RUN(test_balance_external_usage);
