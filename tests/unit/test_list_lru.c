@@ -2,7 +2,9 @@
 /*
  * test_list_lru.c - reclaim/list_lru.c: add/del/count per group and node,
  * walks with every isolate status, the shrinker mark on the first object,
- * reparenting on group removal, non-memcg-aware lists.
+ * reparenting on group removal, non-memcg-aware lists; bad arguments
+ * (nothing done), mcg_list_lru_isolate() and REMOVED_RETRY, walks of the
+ * current group and of non-memcg-aware lists, a fault at creation.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -212,6 +214,84 @@ static void test_fake_numa(void)
 	mcg_shrinker_destroy(s);
 }
 
+static enum mcg_lru_status isolate_plain(mcg_lru_link_t *item, mcg_list_lru_one_t *l, void *arg)
+{
+	mcg_list_lru_isolate(l, item); /* off the list; the caller keeps it */
+	++*(int *)arg;
+	return *(int *)arg % 2 ? MCG_LRU_REMOVED_RETRY : MCG_LRU_REMOVED;
+}
+
+static void test_args_and_isolate(void)
+{
+	mcg_shrinker_t *s = mk_shrinker(MCG_SHRINKER_MEMCG_AWARE);
+	REQUIRE(s);
+	mcg_list_lru_t *lru;
+	CHECK_EQ(mcg_list_lru_create(s, NULL), -EINVAL);
+	REQUIRE(mcg_list_lru_create(s, &lru) == 0);
+	struct item it[4] = {0};
+	unsigned bad = mcg_nr_nodes();
+	CHECK_EQ(mcg_list_lru_add(NULL, &it[0].link, 0, NULL), -EINVAL);
+	CHECK_EQ(mcg_list_lru_add(lru, NULL, 0, NULL), -EINVAL);
+	CHECK_EQ(mcg_list_lru_add(lru, &it[0].link, bad, NULL), -EINVAL);
+	CHECK_EQ(mcg_list_lru_del(NULL, &it[0].link, 0, NULL), 0);
+	CHECK_EQ(mcg_list_lru_del(lru, NULL, 0, NULL), 0);
+	CHECK_EQ(mcg_list_lru_del(lru, &it[0].link, bad, NULL), 0);
+	CHECK_EQ(mcg_list_lru_del(lru, &it[0].link, 0, NULL), 0); /* zeroed: on no list */
+	CHECK_EQ(mcg_list_lru_count_one(NULL, 0, NULL), 0);
+	CHECK_EQ(mcg_list_lru_count_one(lru, bad, NULL), 0);
+	CHECK_EQ(mcg_list_lru_count_node(NULL, 0), 0);
+	CHECK_EQ(mcg_list_lru_count_node(lru, bad), 0);
+	unsigned long nr = 10;
+	CHECK_EQ(mcg_list_lru_walk_one(NULL, 0, NULL, isolate_plain, NULL, &nr), 0);
+	CHECK_EQ(mcg_list_lru_walk_one(lru, 0, NULL, NULL, NULL, &nr), 0);
+	CHECK_EQ(mcg_list_lru_walk_one(lru, 0, NULL, isolate_plain, NULL, NULL), 0);
+	CHECK_EQ(mcg_list_lru_walk_one(lru, bad, NULL, isolate_plain, NULL, &nr), 0);
+	CHECK_EQ(mcg_list_lru_walk(NULL, isolate_plain, NULL, 10), 0);
+	CHECK_EQ(mcg_list_lru_walk(lru, NULL, NULL, 10), 0);
+	CHECK_EQ(mcg_list_lru_shrink_count(NULL, &(mcg_shrink_control_t){0}), MCG_SHRINK_EMPTY);
+	CHECK_EQ(mcg_list_lru_shrink_count(lru, NULL), MCG_SHRINK_EMPTY);
+	CHECK_EQ(mcg_list_lru_shrink_walk(NULL, &(mcg_shrink_control_t){0}, isolate_plain, NULL),
+	         0);
+	CHECK_EQ(mcg_list_lru_shrink_walk(lru, NULL, isolate_plain, NULL), 0);
+
+	/* the current group's list (NULL), isolated in place, restarted after each retry */
+	mcg_group_t *g;
+	REQUIRE(mcg_group_create(NULL, "lru-current", &g) == 0);
+	mcg_group_t *prev = mcg_group_enter(g);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(mcg_list_lru_add(lru, &it[i].link, 0, NULL), 1);
+	CHECK_EQ(mcg_list_lru_count_one(lru, 0, g), 4);
+	int calls = 0;
+	nr = 10;
+	CHECK_EQ(mcg_list_lru_walk_one(lru, 0, NULL, isolate_plain, &calls, &nr), 4);
+	CHECK_EQ(calls, 4);
+	CHECK_EQ(mcg_list_lru_count_one(lru, 0, g), 0);
+	for (int i = 0; i < 4; i++) /* taken off by mcg_list_lru_isolate(): on no list */
+		CHECK_EQ(mcg_list_lru_del(lru, &it[i].link, 0, NULL), 0);
+	/* a shrink control with no group is the root's */
+	mcg_shrink_control_t sc = {.nid = 0, .group = NULL, .nr_to_scan = 10};
+	CHECK_EQ(mcg_list_lru_shrink_count(lru, &sc), MCG_SHRINK_EMPTY);
+	mcg_group_leave(prev);
+	mcg_list_lru_destroy(lru);
+	mcg_shrinker_destroy(s);
+	mcg_group_remove(g);
+	mcg_group_put(g);
+
+	/* a list that is not memcg aware: one walk over its nodes */
+	REQUIRE(mcg_list_lru_create(NULL, &lru) == 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(mcg_list_lru_add(lru, &it[i].link, 0, NULL), 1);
+	calls = 1; /* even: REMOVED each time */
+	CHECK_EQ(mcg_list_lru_walk(lru, isolate_plain, &calls, ~0ul), 3);
+	mcg_list_lru_destroy(lru);
+
+	/* creation fails cleanly */
+	mcg_fault_inject(1, 1);
+	lru = (mcg_list_lru_t *)&calls;
+	CHECK_EQ(mcg_list_lru_create(NULL, &lru), -ENOMEM);
+	mcg_fault_inject(0, 0);
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -221,5 +301,6 @@ int main(void)
 	RUN(test_not_memcg_aware);
 	RUN(test_reparent_chain);
 	RUN(test_fake_numa);
+	RUN(test_args_and_isolate);
 	return test_done();
 }
