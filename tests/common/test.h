@@ -34,6 +34,7 @@
 #define MCG_TEST_H
 
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,25 @@ __attribute__((format(printf, 1, 2))) static inline int test_skip(const char *fm
 		}                                                                                  \
 		test_current = "main";                                                             \
 	} while (0)
+
+/*
+ * In a child that is expected to abort: abort() ends it through exit(), so
+ * what it ran is written out like any process's (coverage counters are
+ * written at exit, and a killed process writes none).  test_aborted() is
+ * true of such a child's status (or of one killed by SIGABRT).
+ */
+#define TEST_ABORT_STATUS 134
+static inline void test_abort_exits_(int sig)
+{
+	(void)sig;
+	exit(TEST_ABORT_STATUS);
+}
+static inline void test_child_abort_exits(void) { signal(SIGABRT, test_abort_exits_); }
+static inline int test_aborted(int status)
+{
+	return (WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) ||
+	       (WIFEXITED(status) && WEXITSTATUS(status) == TEST_ABORT_STATUS);
+}
 
 /*
  * test_rerun - run this test binary again with environment variable @var set

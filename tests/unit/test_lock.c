@@ -25,8 +25,9 @@ static int in_child(void (*fn)(void), char *err, size_t len)
 	if (pid == 0) {
 		dup2(p[1], 2);
 		close(p[0]);
+		test_child_abort_exits();
 		fn();
-		_exit(0);
+		exit(0);
 	}
 	close(p[1]);
 	size_t got = 0;
@@ -37,7 +38,7 @@ static int in_child(void (*fn)(void), char *err, size_t len)
 	close(p[0]);
 	int st;
 	waitpid(pid, &st, 0);
-	return WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+	return test_aborted(st) ? SIGABRT : WIFSIGNALED(st) ? WTERMSIG(st) : 0;
 }
 
 static void test_order_accepted(void)

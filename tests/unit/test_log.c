@@ -123,6 +123,7 @@ static void test_die_aborts(void)
 	pid_t pid = fork();
 	if (pid == 0) {
 		dup2(p[1], 2);
+		test_child_abort_exits();
 		mcg_die("the end of %s", "it");
 	}
 	close(p[1]);
@@ -132,7 +133,7 @@ static void test_die_aborts(void)
 	close(p[0]);
 	int st;
 	waitpid(pid, &st, 0);
-	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+	CHECK(test_aborted(st));
 	CHECK(!strncmp(out, "memcg: FATAL ", 13) && strstr(out, "test_log.c:") &&
 	      strstr(out, ": the end of it\n"));
 }
