@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* base/fault.c - the single fault-injection point (see fault.h). */
+/* base/fault.c - the fault-injection points, memory and I/O (see fault.h). */
 #include "base/fault.h"
+
+#include <errno.h>
 
 #include "memcg/debug.h"
 
@@ -38,4 +40,48 @@ mcg_public unsigned long mcg_fault_count(void)
 mcg_public unsigned long mcg_fault_failed(void)
 {
 	return __atomic_load_n(&fault_failures, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------ I/O */
+
+unsigned long mcg_fault_io_armed_nth;
+static unsigned long io_calls, io_failures;
+static int io_sticky, io_err;
+static unsigned io_ops;
+
+int mcg_fault_io_hit(unsigned op)
+{
+	if (!(op & __atomic_load_n(&io_ops, __ATOMIC_RELAXED)))
+		return 0;
+	unsigned long n = __atomic_add_fetch(&io_calls, 1, __ATOMIC_RELAXED);
+	unsigned long nth = __atomic_load_n(&mcg_fault_io_armed_nth, __ATOMIC_RELAXED);
+	if (nth == 0 || !(n == nth || (io_sticky && n > nth)))
+		return 0;
+	__atomic_add_fetch(&io_failures, 1, __ATOMIC_RELAXED);
+	int err = __atomic_load_n(&io_err, __ATOMIC_RELAXED);
+	return err ? -err : MCG_FAULT_IO_SHORT_;
+}
+
+mcg_public int mcg_fault_inject_io(unsigned long nth, int sticky, int err, unsigned ops)
+{
+	if (err < 0 || err > 4095 || (sticky && err == EINTR) || (ops & ~MCG_FAULT_IO_ALL))
+		return -EINVAL;
+	__atomic_store_n(&mcg_fault_io_armed_nth, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&io_calls, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&io_failures, 0, __ATOMIC_RELAXED);
+	io_sticky = sticky;
+	__atomic_store_n(&io_err, err, __ATOMIC_RELAXED);
+	__atomic_store_n(&io_ops, ops ? ops : MCG_FAULT_IO_ALL, __ATOMIC_RELAXED);
+	__atomic_store_n(&mcg_fault_io_armed_nth, nth, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+mcg_public unsigned long mcg_fault_io_count(void)
+{
+	return __atomic_load_n(&io_calls, __ATOMIC_RELAXED);
+}
+
+mcg_public unsigned long mcg_fault_io_failed(void)
+{
+	return __atomic_load_n(&io_failures, __ATOMIC_RELAXED);
 }
