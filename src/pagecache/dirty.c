@@ -81,8 +81,13 @@ long mcg_dirty_pos_ratio(unsigned long setpoint, unsigned long dirty, unsigned l
 {
 	if (dirty >= limit)
 		return 0;
-	long long x = (((long long)setpoint - (long long)dirty) << MCG_DIRTY_RATELIMIT_SHIFT) /
-	              (long long)((limit - setpoint) | 1);
+	long long x = ((long long)setpoint - (long long)dirty) *
+	              (1ll << MCG_DIRTY_RATELIMIT_SHIFT) / (long long)((limit - setpoint) | 1);
+	/* |x| > 1 puts the cube past the clamp either way; keep it from overflowing. */
+	if (x > 2048)
+		x = 2048;
+	if (x < -2048)
+		x = -2048;
 	long long pos = x;
 	pos = pos * x >> MCG_DIRTY_RATELIMIT_SHIFT;
 	pos = pos * x >> MCG_DIRTY_RATELIMIT_SHIFT;

@@ -20,6 +20,7 @@
 #ifndef MCG_PAGECACHE_ERRSEQ_H
 #define MCG_PAGECACHE_ERRSEQ_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef uint32_t mcg_errseq_t;

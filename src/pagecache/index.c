@@ -53,16 +53,20 @@ void *mcg_index_lookup(const struct mcg_index *ix, uint64_t i)
 
 unsigned mcg_index_nodes_needed(const struct mcg_index *ix, uint64_t i)
 {
-	unsigned height = ix->height, top = MCG_MAX(height, levels_for(i)), need = 0;
-	const struct mcg_index_node *n = NULL;
-	for (int l = (int)top - 1; l >= 0; l--) {
-		if ((unsigned)l >= height) {
-			need++; /* a new level above the old root */
-			continue;
-		}
-		if ((unsigned)l == height - 1)
-			n = covers(height, i) ? ix->root : NULL; /* through the old root? */
-		else if (n)
+	if (!ix->root)
+		return levels_for(i); /* a root and one node per level below */
+	unsigned height = ix->height, top = MCG_MAX(height, levels_for(i));
+	unsigned need = top - height; /* new levels above the old root (its slot-0 chain) */
+	/* Below the top, down to the old root's level: the chain's nodes are on
+	 * i's path only where i's higher digits are all zero. */
+	for (int l = (int)top - 2; l >= (int)height; l--)
+		if (i >> (MCG_INDEX_SHIFT * (l + 1)))
+			need++;
+	const struct mcg_index_node *n = covers(height, i) ? ix->root : NULL;
+	if (!n)
+		need++; /* the path misses the old root: a new node at its level */
+	for (int l = (int)height - 2; l >= 0; l--) {
+		if (n)
 			n = n->slots[(i >> (MCG_INDEX_SHIFT * (l + 1))) & SLOT_MASK];
 		if (!n)
 			need++;
