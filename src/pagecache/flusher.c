@@ -31,7 +31,7 @@ static struct {
 	struct mcg_list work;     /* domains with work (wb.work_link), referenced */
 	struct mcg_list dirty;    /* domains with dirty files (wb.dirty_link), referenced */
 	int threads;              /* running */
-	uint64_t next_periodic;   /* ms */
+	uint64_t last_periodic;   /* ms: the last periodic pass */
 	uint64_t gen;
 } fl = {
         .lock = {PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP, MCG_RANK_FLUSHER},
@@ -135,9 +135,9 @@ void mcg_flusher_wait_gen(uint64_t gen, unsigned ms)
 static void periodic_locked(uint64_t now, struct mcg_pcg **drop, int *ndrop, int max)
 {
 	uint64_t period = (uint64_t)mcg_option(MCG_OPT_DIRTY_WRITEBACK_CS) * 10;
-	if (!period || now < fl.next_periodic)
+	if (!period || now < fl.last_periodic + period)
 		return;
-	fl.next_periodic = now + period;
+	fl.last_periodic = now;
 	mcg_list_for_each_safe (pos, tmp, &fl.dirty) {
 		struct mcg_wb *wb = mcg_list_entry(pos, struct mcg_wb, dirty_link);
 		struct mcg_pcg *p = pcg_of_wb(wb);
@@ -179,10 +179,12 @@ static void *flusher_main(void *arg)
 				mcg_lock(&fl.lock);
 				continue;
 			}
+			/* Until the next periodic pass, looking at least once a
+			 * second (the period may change meanwhile). */
 			uint64_t period = (uint64_t)mcg_option(MCG_OPT_DIRTY_WRITEBACK_CS) * 10;
-			uint64_t wait = period ? MCG_MIN(MCG_MAX(fl.next_periodic, now + 1) - now,
-			                                 (uint64_t)1000)
-			                       : 1000;
+			uint64_t due = fl.last_periodic + period;
+			uint64_t wait =
+			        period && due > now ? MCG_MIN(due - now, (uint64_t)1000) : 1000;
 			struct timespec until = deadline_in(wait);
 			pthread_cond_timedwait(&fl.cond, &fl.lock.mutex, &until);
 			continue;
@@ -236,8 +238,7 @@ void mcg_flusher_start(void)
 	if (!atfork_done) {
 		pthread_atfork(NULL, NULL, flusher_atfork_child);
 		atfork_done = 1;
-		fl.next_periodic =
-		        mcg_dirty_now_ms() + (uint64_t)mcg_option(MCG_OPT_DIRTY_WRITEBACK_CS) * 10;
+		fl.last_periodic = mcg_dirty_now_ms();
 	}
 	while (fl.threads < MCG_FLUSHER_THREADS) {
 		pthread_t t;

@@ -16,6 +16,7 @@
 #include "pagecache/pcg.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -264,6 +265,16 @@ struct mcg_pcg *mcg_pcg_charge_page(struct mcg_pcg *p, unsigned flags)
 	mcg_group_put(g);
 	mcg_pcg_mod(l, MCG_PC_FILE, 1);
 	return l;
+}
+
+long mcg_pcg_margin(struct mcg_pcg *p)
+{
+	mcg_group_t *g = mcg_pcg_group_get(p, NULL);
+	long m = LONG_MAX;
+	for (mcg_group_t *a = g; a; a = a->parent)
+		m = MCG_MIN(m, mcg_page_counter_margin(&a->memory));
+	mcg_group_put(g);
+	return m;
 }
 
 void mcg_pcg_uncharge_page(struct mcg_pcg *p)

@@ -172,6 +172,12 @@ mcg_group_t *mcg_pcg_group_get(struct mcg_pcg *p, struct mcg_pcg **live);
  */
 struct mcg_pcg *mcg_pcg_charge_page(struct mcg_pcg *p, unsigned flags);
 
+/**
+ * mcg_pcg_margin - pages that @p's group could be charged now without
+ * reaching memory.max at any level (a racy snapshot).
+ */
+long mcg_pcg_margin(struct mcg_pcg *p);
+
 /** mcg_pcg_uncharge_page - the pair of mcg_pcg_charge_page() for a page charged through @p. */
 void mcg_pcg_uncharge_page(struct mcg_pcg *p);
 

@@ -91,6 +91,14 @@ int mcg_ra_read(struct mcg_inode *in, struct mcg_pcg *pcg, uint64_t start, uint6
 	if (size <= 0)
 		return 0;
 	uint64_t end = MCG_MIN(start + nr, (uint64_t)((size - 1) >> MCG_FPAGE_SHIFT) + 1);
+	/* Readahead does not reclaim: it reads ahead into the room the group
+	 * has (a read at its limit reads what it asked for). */
+	if (end > demand_end + 1) {
+		long room = mcg_pcg_margin(pcg);
+		uint64_t first_ahead = MCG_MAX(start, demand_end + 1);
+		if (room < (long)(end - first_ahead))
+			end = first_ahead + (uint64_t)MCG_MAX(room, 0l);
+	}
 	struct mcg_fpage *pages[READ_RUN];
 	int err = 0;
 	uint64_t i = start;
@@ -98,8 +106,7 @@ int mcg_ra_read(struct mcg_inode *in, struct mcg_pcg *pcg, uint64_t start, uint6
 		int n = 0;
 		uint64_t first = i;
 		for (; i < end && n < READ_RUN; i++) {
-			unsigned flags = i > demand_end ? MCG_CHARGE_NORECLAIM : 0;
-			struct mcg_fpage *p = mcg_fpage_alloc(pcg, in, i, flags);
+			struct mcg_fpage *p = mcg_fpage_alloc(pcg, in, i, 0);
 			if (!p) {
 				if (i <= demand_end)
 					err = -ENOMEM;
