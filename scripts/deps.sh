@@ -4,10 +4,11 @@
 #   build:      gcc, make, cmake, pkg-config
 #   tests:      python3, perl, git (real programs under the malloc shim), clang-format
 #   baselines:  libjemalloc2, libmimalloc2.0, libtcmalloc-minimal4 (benchmarks)
+#   plots:      gnuplot-nox (memcg bench dirty --plot)
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config python3 perl git clang-format
-      libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4)
+      libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
