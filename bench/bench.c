@@ -15,6 +15,8 @@ static const struct {
         {"charge", bench_charge_main, "seed 002: mutex vs atomic vs per-CPU stock charging"},
         {"reclaim", bench_reclaim_main, "seed 003: postmark under reclaim, shrinker scalability"},
         {"objcg", bench_objcg_main, "seed 000: accounted frees, alive/removed group; pairs; bytes"},
+        {"dirty", bench_dirty_main,
+         "seed 004: page cache dirty limits - overhead, throughput, bound, fairness, pauses"},
 };
 
 int mcg_cmd_bench(int argc, char **argv)

@@ -93,6 +93,7 @@ int bench_slab_main(int argc, char **argv);    /* bench_slab.c */
 int bench_charge_main(int argc, char **argv);  /* bench_charge.c */
 int bench_reclaim_main(int argc, char **argv); /* bench_reclaim.c */
 int bench_objcg_main(int argc, char **argv);   /* bench_objcg.c */
+int bench_dirty_main(int argc, char **argv);   /* bench_dirty.c */
 
 /** bench_group_key - the value of line "@key N" of @file (memory.stat...) of group @g, or -1. */
 struct mcg_group;

@@ -414,11 +414,9 @@ void mcg_dirty_writeback_done(struct mcg_pcg *p)
 
 /* ------------------------------------------------------------ the throttle */
 
-static mcg_tls struct {
-	int nr_dirtied;       /* pages this thread dirtied since its last look */
-	int nr_dirtied_pause; /* look again after this many */
-	uint64_t paused_when; /* ms: when its last pause ended (0: never) */
-} bdp = {0, MCG_DIRTY_POLL_THRESH, 0};
+/* This thread's writer state (dirty.h): the kernel's current->nr_dirtied & co. */
+mcg_tls struct mcg_bdp mcg_bdp_ = {0, MCG_DIRTY_POLL_THRESH, 0};
+#define bdp mcg_bdp_
 
 static long bdp_ratelimits[RATELIMIT_SLOTS]; /* per CPU (relaxed atomics) */
 
@@ -502,6 +500,12 @@ static int balance_dirty_pages(mcg_group_t *g, struct mcg_pcg *p, int pages_dirt
 		int nr_dirtied_pause;
 		long min_pause = mcg_dirty_min_pause(wb, max_pause, task_ratelimit, dirty_ratelimit,
 		                                     &nr_dirtied_pause);
+		/* Above freerun a thread looks again after at most 32 pages
+		 * (shorter periods add up as debt), so N writers pass the limit
+		 * by 32 N pages at most; the kernel lets the interval grow with
+		 * the rate, its limits being gigabytes, a group's here may be a
+		 * few megabytes. */
+		nr_dirtied_pause = MCG_MIN(nr_dirtied_pause, MCG_DIRTY_POLL_THRESH);
 		long period, pause;
 		if (task_ratelimit == 0) {
 			period = max_pause;
@@ -522,7 +526,8 @@ static int balance_dirty_pages(mcg_group_t *g, struct mcg_pcg *p, int pages_dirt
 					bdp.paused_when += (uint64_t)period;
 					bdp.nr_dirtied = 0;
 				} else if (bdp.nr_dirtied_pause <= pages_dirtied) {
-					bdp.nr_dirtied_pause += pages_dirtied;
+					bdp.nr_dirtied_pause = MCG_MIN(bdp.nr_dirtied_pause + pages_dirtied,
+					                               MCG_DIRTY_POLL_THRESH);
 				}
 				return 0;
 			}

@@ -36,8 +36,9 @@
  *   the gap (less when close), only in the direction task_ratelimit agrees.
  * A thread looks at all this only after dirtying nr_dirtied_pause pages
  * (per thread; about sqrt(thresh - dirty) below freerun, from the target
- * pause above it, 8 while a domain is over its thresh), or after the CPU's
- * threads together dirtied thresh / (CPUs * 32) (at least 16).
+ * pause above it but at most 32, 8 while a domain is over its thresh), or
+ * after the CPU's threads together dirtied thresh / (CPUs * 32) (at least
+ * 16): N writers pass a limit by at most 32 N pages.
  *
  * Locks: none held while sleeping; a domain's rates are updated under its
  * wb.lock (pcg.h), the global dirty_limit under its own leaf lock.
@@ -158,6 +159,13 @@ uint64_t mcg_dirty_now_ms(void);
 void mcg_dirty_note(unsigned pages);
 
 /**
+ * mcg_dirty_due - whether this thread should pass the throttle now, writing
+ * for @p (the group's pcg): it dirtied its interval's pages, or 8 while
+ * the domain is over its limit.  A thread-local compare and one load.
+ */
+static inline bool mcg_dirty_due(struct mcg_pcg *p);
+
+/**
  * mcg_balance_dirty_pages_ratelimited - throttle this thread if its dirtying
  * calls for it: look at the domains of @g (NULL: the current group) when
  * the thread or its CPU dirtied enough since the last look, and sleep as
@@ -179,5 +187,22 @@ struct mcg_dirty_trace {
 
 /** mcg_dirty_set_trace - call @fn on every pause decision above freerun (NULL: none). */
 void mcg_dirty_set_trace(void (*fn)(const struct mcg_dirty_trace *t, void *arg), void *arg);
+
+/* The writer's state (dirty.c), for mcg_dirty_due(). */
+struct mcg_bdp {
+	int nr_dirtied;       /* pages this thread dirtied since its last look */
+	int nr_dirtied_pause; /* look again after this many */
+	uint64_t paused_when; /* ms: when its last pause ended (0: never) */
+};
+extern mcg_tls struct mcg_bdp mcg_bdp_;
+
+static inline bool mcg_dirty_due(struct mcg_pcg *p)
+{
+	int n = mcg_bdp_.nr_dirtied;
+	if (likely(n < 8))
+		return false;
+	return n >= mcg_bdp_.nr_dirtied_pause ||
+	       __atomic_load_n(&mcg_pcg_resolve(p)->wb.dirty_exceeded, __ATOMIC_RELAXED);
+}
 
 #endif /* MCG_PAGECACHE_DIRTY_H */

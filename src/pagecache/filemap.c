@@ -30,7 +30,7 @@
 #include "pagecache/pcg.h"
 #include "pagecache/writeback.h"
 
-#define WRITE_BATCH 16 /* pages written between two passes of the throttle */
+#define WRITE_BATCH 16 /* pages written between two passes of the throttle, at most */
 #define DROP_BATCH 512 /* pages removed per mapping-lock hold */
 
 /* ------------------------------------------------------------ iovec helpers */
@@ -247,11 +247,14 @@ ssize_t mcg_filemap_write(struct mcg_file *f, const struct iovec *iov, int cnt, 
 			mcg_fpage_data_write_unlock(page);
 			/* The size first: writeback writes no further than it. */
 			mcg_inode_size_extend(in, pos + (int64_t)n);
-			if (mcg_wb_page_dirty(in, page))
+			bool dirtied = mcg_wb_page_dirty(in, page);
+			if (dirtied)
 				mcg_dirty_note(1);
 			mcg_lru_mark_accessed(page);
 			mcg_fpage_put(page);
 			done += n;
+			if (dirtied && mcg_dirty_due(pcg))
+				break; /* to the throttle now, not after the batch */
 		}
 		mcg_rwlock_unlock(&in->rw);
 		if (!nowait)
