@@ -60,8 +60,8 @@ extern char **environ;
 #define MAX_ROUNDS 64
 
 enum { C_OVERHEAD, C_THROUGHPUT, C_BOUND, C_FAIRNESS, C_PAUSE, NR_CASES };
-static const char *const case_names[] = {"overhead", "throughput", "bound", "fairness", "pause",
-                                         NULL};
+static const char *const case_names[] = {"overhead", "throughput", "bound",
+                                         "fairness", "pause",      NULL};
 
 static struct {
 	bool smoke, json;
@@ -74,8 +74,8 @@ static struct {
 /* ------------------------------------------------------------ output */
 
 /* One result: a table line, or a JSON row with its target and verdict. */
-static void report(const char *bench, const char *variant, double value, const char *unit,
-                   char cmp, double target, const char *note)
+static void report(const char *bench, const char *variant, double value, const char *unit, char cmp,
+                   double target, const char *note)
 {
 	const char *verdict = "-";
 	if (cmp) {
@@ -198,8 +198,9 @@ static void case_overhead(void)
 	                    mopen("ov-child", O_RDWR | O_CREAT | O_TRUNC, child)};
 	mfill(f[0], ws, buf);
 	mfill(f[1], ws, buf);
-	bench_progress("overhead: %ld ops (4 KiB, half writes) over %ld MiB in the cache, %d rounds",
-	               ops, ws / MIB, rounds);
+	bench_progress(
+	        "overhead: %ld ops (4 KiB, half writes) over %ld MiB in the cache, %d rounds", ops,
+	        ws / MIB, rounds);
 	static double wall[NR_O][MAX_ROUNDS], cpu[NR_O][MAX_ROUNDS];
 	/* Round -1 warms up: every page active and every path hot, so that the
 	 * first variant to touch a file does not pay for the LRU moves. */
@@ -234,8 +235,8 @@ static void case_overhead(void)
 		snprintf(note, sizeof(note), "ns/op on %.0f off %.0f; CPU time on/off %.4f",
 		         bench_median(wall[on], rounds) / (double)ops,
 		         bench_median(wall[off], rounds) / (double)ops, cratio);
-		report("overhead", i ? "child: accounting on/off" : "root: accounting on/off", ratio,
-		       "ratio", '<', 1.005, note);
+		report("overhead", i ? "child: accounting on/off" : "root: accounting on/off",
+		       ratio, "ratio", '<', 1.005, note);
 	}
 	for (int i = 0; i < 2; i++)
 		mcg_file_close(f[i]);
@@ -271,7 +272,8 @@ static double seq_write(int v, long size, char *buf)
 		t0 = bench_now_ns();
 		for (long at = 0; at < size; at += MIB)
 			if (pwrite(fd, buf, MIB, at) != MIB)
-				fprintf(stderr, "memcg bench dirty: write failed: %s\n", strerror(errno));
+				fprintf(stderr, "memcg bench dirty: write failed: %s\n",
+				        strerror(errno));
 		fsync(fd);
 		t1 = bench_now_ns();
 		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
@@ -293,8 +295,10 @@ static double random_ops(int kind, bool write, void *f, int fd, long pages, long
 				mcg_file_pwrite(f, buf, PAGE, at);
 			else
 				mcg_file_pread(f, buf, PAGE, at);
-		} else if (write ? pwrite(fd, buf, PAGE, at) != PAGE : pread(fd, buf, PAGE, at) != PAGE) {
-			fprintf(stderr, "memcg bench dirty: random I/O failed: %s\n", strerror(errno));
+		} else if (write ? pwrite(fd, buf, PAGE, at) != PAGE
+		                 : pread(fd, buf, PAGE, at) != PAGE) {
+			fprintf(stderr, "memcg bench dirty: random I/O failed: %s\n",
+			        strerror(errno));
 			exit(1);
 		}
 	}
@@ -337,8 +341,8 @@ static void case_throughput(void)
 	int dfd = kopen("rnd-direct", O_RDWR | O_CREAT | O_TRUNC | O_DIRECT);
 	kfill(dfd, ws, buf);
 	static double w[NR_T][MAX_ROUNDS], rd[2][MAX_ROUNDS];
-	bench_progress("throughput: random 4 KiB rewrites and reads over %ld MiB, %d rounds", ws / MIB,
-	               rounds);
+	bench_progress("throughput: random 4 KiB rewrites and reads over %ld MiB, %d rounds",
+	               ws / MIB, rounds);
 	for (int r = 0; r < rounds; r++) {
 		for (int k = 0; k < NR_T; k++) {
 			int v = (k + r) % NR_T;
@@ -357,8 +361,8 @@ static void case_throughput(void)
 	       bench_ratio_median(w[T_DIRECT], w[T_MCG], rounds), "ratio", '>', 5.0, note);
 	report("throughput", "rand 4K rewrite memcg/kernel",
 	       bench_ratio_median(w[T_KERNEL], w[T_MCG], rounds), "ratio", 0, 0, NULL);
-	snprintf(note, sizeof(note), "ns/op: memcg %.0f, kernel %.0f", bench_median(rd[T_MCG], rounds),
-	         bench_median(rd[T_KERNEL], rounds));
+	snprintf(note, sizeof(note), "ns/op: memcg %.0f, kernel %.0f",
+	         bench_median(rd[T_MCG], rounds), bench_median(rd[T_KERNEL], rounds));
 	report("throughput", "rand 4K cached read memcg/kernel",
 	       bench_ratio_median(rd[T_KERNEL], rd[T_MCG], rounds), "ratio", '>', 2.0, note);
 	mcg_file_close(mf);
@@ -443,7 +447,10 @@ static void writer_stop(struct writer *w)
 	pthread_join(w->tid, NULL);
 }
 
-static int writer_npauses(struct writer *w) { return MCG_MIN(atomic_load(&w->npause), w->max_pause); }
+static int writer_npauses(struct writer *w)
+{
+	return MCG_MIN(atomic_load(&w->npause), w->max_pause);
+}
 
 static void writer_free(struct writer *w)
 {
@@ -473,8 +480,10 @@ static void report_pauses(const char *label, struct writer *w, int n)
 		char variant[64], note[96];
 		snprintf(variant, sizeof(variant), "%s writer %d p99", label, i);
 		snprintf(note, sizeof(note), "%d pauses, p50 %.0f ms, max %.0f ms", np,
-		         bench_percentile(w[i].pause, np, 50), bench_percentile(w[i].pause, np, 100));
-		report("pause", variant, bench_percentile(w[i].pause, np, 99), "ms", '<', 200, note);
+		         bench_percentile(w[i].pause, np, 50),
+		         bench_percentile(w[i].pause, np, 100));
+		report("pause", variant, bench_percentile(w[i].pause, np, 99), "ms", '<', 200,
+		       note);
 	}
 }
 
@@ -491,8 +500,8 @@ static void case_bound(bool with_pauses)
 	mcg_group_write(g, "memory.dirty_bytes", lim);
 	mcg_group_write(light, "memory.dirty_bytes", "256M");
 	long bound_pages = limit / PAGE * 33 / 32 + 32 * nw;
-	bench_progress("bound: %d writers, memory.dirty_bytes %ld MiB, %.0f s, then %.0f s stalled", nw,
-	               limit / MIB, run_ms / 1000, stall_ms / 1000);
+	bench_progress("bound: %d writers, memory.dirty_bytes %ld MiB, %.0f s, then %.0f s stalled",
+	               nw, limit / MIB, run_ms / 1000, stall_ms / 1000);
 	struct writer w[MAX_WRITERS + 1];
 	mcg_file_t *f[MAX_WRITERS + 1];
 	phase_t0 = bench_now_ns();
@@ -502,8 +511,8 @@ static void case_bound(bool with_pauses)
 		snprintf(name, sizeof(name), "bound%d", i);
 		f[i] = mopen(name, O_RDWR | O_CREAT | O_TRUNC, i < nw ? g : light);
 		/* The last: the light writer, 256 KiB every 50 ms, far below freerun. */
-		writer_start(&w[i], i, f[i], (cfg.smoke ? 8 : 64) * MIB, i < nw ? 64 * KIB : 256 * KIB,
-		             i < nw ? 0 : 50000);
+		writer_start(&w[i], i, f[i], (cfg.smoke ? 8 : 64) * MIB,
+		             i < nw ? 64 * KIB : 256 * KIB, i < nw ? 0 : 50000);
 	}
 	/* Sample every millisecond. */
 	long most = 0, most_stall = 0, bytes_mid = 0, bytes_end = 0;
@@ -542,16 +551,17 @@ static void case_bound(bool with_pauses)
 		clean += mcg_file_fsync(f[i]) == 0;
 	}
 	char note[160];
-	snprintf(note, sizeof(note), "max %ld of %ld pages (limit %ld pages); fsync after: %d EIO, %d clean",
-	         most, bound_pages, limit / PAGE, errs, clean);
-	report("bound", "dirty+writeback max/bound", (double)most / (double)bound_pages, "ratio", '<',
-	       1.0, note);
+	snprintf(note, sizeof(note),
+	         "max %ld of %ld pages (limit %ld pages); fsync after: %d EIO, %d clean", most,
+	         bound_pages, limit / PAGE, errs, clean);
+	report("bound", "dirty+writeback max/bound", (double)most / (double)bound_pages, "ratio",
+	       '<', 1.0, note);
 	snprintf(note, sizeof(note), "max %ld of %ld pages while every write failed", most_stall,
 	         bound_pages);
-	report("bound", "stalled: max/bound", (double)most_stall / (double)bound_pages, "ratio", '<',
-	       1.0, note);
-	report("bound", "stalled: written, 2nd half", (double)(bytes_end - bytes_mid) / KIB, "KiB", '<',
-	       (double)(32 * PAGE * nw) / KIB, "writers blocked while writeback failed");
+	report("bound", "stalled: max/bound", (double)most_stall / (double)bound_pages, "ratio",
+	       '<', 1.0, note);
+	report("bound", "stalled: written, 2nd half", (double)(bytes_end - bytes_mid) / KIB, "KiB",
+	       '<', (double)(32 * PAGE * nw) / KIB, "writers blocked while writeback failed");
 	if (with_pauses) {
 		report_pauses("bound", w, nw);
 		report("pause", "light writer: pauses", writer_npauses(&w[nw]), "count", '<', 0,
@@ -584,8 +594,9 @@ static void case_fairness(bool with_pauses)
 	snprintf(lim, sizeof(lim), "%ld", limit);
 	for (int i = 0; i < 2; i++)
 		mcg_group_write(g[i], "memory.dirty_bytes", lim);
-	bench_progress("fairness: two groups, memory.dirty_bytes %ld MiB each, a writer each, %.0f s",
-	               limit / MIB, run_s);
+	bench_progress(
+	        "fairness: two groups, memory.dirty_bytes %ld MiB each, a writer each, %.0f s",
+	        limit / MIB, run_s);
 	FILE *dd = NULL;
 	char dirty_dat[PATH_MAX], pause_dat[PATH_MAX];
 	snprintf(dirty_dat, sizeof(dirty_dat), "%s", path_in("dirty.dat"));
@@ -608,7 +619,8 @@ static void case_fairness(bool with_pauses)
 		sleep_until(t0, (double)tick);
 		if (dd && tick % 5 == 0)
 			fprintf(dd, "%.3f %.3f %.3f\n", (double)tick / 1000,
-			        (double)group_dirty(g[0]) * PAGE / MIB, (double)group_dirty(g[1]) * PAGE / MIB);
+			        (double)group_dirty(g[0]) * PAGE / MIB,
+			        (double)group_dirty(g[1]) * PAGE / MIB);
 		if (tick % 1000)
 			continue;
 		long now[2] = {atomic_load(&w[0].bytes), atomic_load(&w[1].bytes)};
@@ -700,7 +712,8 @@ static int plot(const char *png, const char *dirty_dat, const char *pause_dat, l
 		waitpid(pid, &status, 0);
 	unlink(script);
 	struct stat st;
-	return !err && WIFEXITED(status) && !WEXITSTATUS(status) && !stat(png, &st) && st.st_size > 0
+	return !err && WIFEXITED(status) && !WEXITSTATUS(status) && !stat(png, &st) &&
+	                       st.st_size > 0
 	               ? 0
 	               : -1;
 }

@@ -526,8 +526,9 @@ static int balance_dirty_pages(mcg_group_t *g, struct mcg_pcg *p, int pages_dirt
 					bdp.paused_when += (uint64_t)period;
 					bdp.nr_dirtied = 0;
 				} else if (bdp.nr_dirtied_pause <= pages_dirtied) {
-					bdp.nr_dirtied_pause = MCG_MIN(bdp.nr_dirtied_pause + pages_dirtied,
-					                               MCG_DIRTY_POLL_THRESH);
+					bdp.nr_dirtied_pause =
+					        MCG_MIN(bdp.nr_dirtied_pause + pages_dirtied,
+					                MCG_DIRTY_POLL_THRESH);
 				}
 				return 0;
 			}

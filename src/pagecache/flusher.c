@@ -141,9 +141,9 @@ static void periodic_locked(uint64_t now, struct mcg_pcg **drop, int *ndrop, int
 	mcg_list_for_each_safe (pos, tmp, &fl.dirty) {
 		struct mcg_wb *wb = mcg_list_entry(pos, struct mcg_wb, dirty_link);
 		struct mcg_pcg *p = pcg_of_wb(wb);
-		/* (files is read without the wb lock: a stale answer costs one round) */
+		/* (read without the wb lock: a stale answer costs one round) */
 		if (__atomic_load_n(&wb->dead, __ATOMIC_RELAXED) ||
-		    __atomic_load_n(&wb->files.next, __ATOMIC_RELAXED) == &wb->files) {
+		    !__atomic_load_n(&wb->nr_files, __ATOMIC_RELAXED)) {
 			if (*ndrop < max) {
 				mcg_list_del(&wb->dirty_link);
 				drop[(*ndrop)++] = p;

@@ -88,7 +88,8 @@ struct mcg_lruvec {
 struct mcg_wb {
 	mcg_lock_t lock;       /* MCG_RANK_WB: files, dead, and the rates below */
 	struct mcg_list files; /* files attached here with dirty pages, oldest dirtied first */
-	int dead;              /* spliced into the parent's (lock) */
+	long nr_files;         /* on files (written under the lock, read racily) */
+	int dead;              /* spliced into the parent's (written under the lock, read racily) */
 	/* The flusher's (flusher.c, its lock): */
 	struct mcg_list work_link;  /* on the work list while work is queued */
 	struct mcg_list dirty_link; /* on the list of domains with dirty files */

@@ -64,6 +64,7 @@ static void domain_add_locked(struct mcg_inode *in, struct mcg_fpage *page)
 	if (!in->on_wb_list) {
 		mcg_list_add_tail(&in->wb_link, &p->wb.files);
 		in->on_wb_list = true;
+		__atomic_store_n(&p->wb.nr_files, p->wb.nr_files + 1, __ATOMIC_RELAXED);
 		mcg_flusher_domain_dirty(p);
 	}
 	mcg_unlock(&p->wb.lock);
@@ -78,6 +79,7 @@ static void domain_del_locked(struct mcg_inode *in)
 	if (in->on_wb_list) {
 		mcg_list_del(&in->wb_link);
 		in->on_wb_list = false;
+		__atomic_store_n(&p->wb.nr_files, p->wb.nr_files - 1, __ATOMIC_RELAXED);
 	}
 	mcg_unlock(&p->wb.lock);
 }
@@ -88,7 +90,10 @@ void mcg_wb_reparent(struct mcg_pcg *child, struct mcg_pcg *parent)
 	mcg_lock(&parent->wb.lock);
 	bool any = !mcg_list_empty(&child->wb.files);
 	mcg_list_splice_tail(&child->wb.files, &parent->wb.files);
-	child->wb.dead = 1;
+	__atomic_store_n(&parent->wb.nr_files, parent->wb.nr_files + child->wb.nr_files,
+	                 __ATOMIC_RELAXED);
+	__atomic_store_n(&child->wb.nr_files, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&child->wb.dead, 1, __ATOMIC_RELAXED);
 	if (any)
 		mcg_flusher_domain_dirty(parent);
 	mcg_unlock(&parent->wb.lock);
@@ -433,12 +438,7 @@ static bool expired_left(struct mcg_pcg *p)
 
 static long nr_files(struct mcg_pcg *p)
 {
-	long n = 0;
-	mcg_lock(&p->wb.lock);
-	mcg_list_for_each (pos, &p->wb.files)
-		n++;
-	mcg_unlock(&p->wb.lock);
-	return n;
+	return __atomic_load_n(&p->wb.nr_files, __ATOMIC_RELAXED);
 }
 
 /* One chunk of each of @p's files for @work (at most a round). Return: pages written. */

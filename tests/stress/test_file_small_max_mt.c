@@ -15,6 +15,7 @@
 #include <pthread.h>
 
 #include "group_file.h"
+#include "memcg/debug.h"
 #include "memcg/file.h"
 #include "memcg/memcg.h"
 #include "memcg/reclaim.h"
@@ -85,7 +86,10 @@ static void test_ten_times_max(void)
 		pthread_join(t[i], NULL);
 	for (int i = 0; i < THREADS; i++) {
 		CHECK_EQ(w[i].failures, 0);
-		CHECK(w[i].most_current <= (long)MAX_BYTES);
+		/* memory.current may read above max while a charge of a stock
+		 * batch is added and backed out (page_counter.h): by a batch per CPU. */
+		CHECK(w[i].most_current <=
+		      (long)MAX_BYTES + (long)(MCG_GROUP_STOCK_PAGES * mcg_nr_cpus() * 4096));
 		mcg_file_close(w[i].f);
 	}
 	CHECK_EQ(read_key(small, "memory.events", "oom"), 0);
