@@ -89,6 +89,16 @@ unsigned long mcg_fault_io_count(void);
 /** mcg_fault_io_failed - how many I/O calls were failed (or shortened) since the last arming. */
 unsigned long mcg_fault_io_failed(void);
 
+/**
+ * mcg_fault_io_rate - emulate a device of @bytes_per_s for backing reads
+ * and writes of the kinds in @ops (MCG_FAULT_IO_READ, MCG_FAULT_IO_WRITE;
+ * 0: off): each such call first waits its bytes' time on one device clock
+ * shared by all threads, after the calls before it (a disk's queue).  For
+ * benchmarks on machines whose disk is the host's memory.
+ * Return: 0, or -EINVAL (other kinds).
+ */
+int mcg_fault_io_rate(unsigned ops, unsigned long bytes_per_s);
+
 /** Per-CPU fast-path mechanism in use. */
 typedef enum mcg_percpu_mode {
 	MCG_PERCPU_RSEQ = 1, /**< restartable sequences (no atomics, no locks) */

@@ -18,7 +18,8 @@
  * are needed, not concurrently with the copying.
  *
  * Locks: the handle's spin lock (MCG_RANK_LEAF) guards its sample and its
- * readahead state; the rest is the file's (inode.h).
+ * readahead window (prev is a hint, stored without it on every read); the
+ * rest is the file's (inode.h).
  */
 #ifndef MCG_PAGECACHE_FILEMAP_H
 #define MCG_PAGECACHE_FILEMAP_H
@@ -39,8 +40,8 @@ struct mcg_ra_state {
 	uint64_t start;      /* first page of the current window */
 	unsigned size;       /* pages in it (0: none yet) */
 	unsigned async_size; /* the marked page is start + size - async_size */
-	uint64_t prev;       /* the last page read (valid when have_prev) */
-	bool have_prev;
+	uint64_t prev;       /* the last page read (valid when have_prev; atomic, no lock) */
+	bool have_prev;      /* (atomic, no lock) */
 };
 
 struct mcg_file {

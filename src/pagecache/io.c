@@ -163,6 +163,7 @@ ssize_t mcg_io_preadv(int fd, const struct iovec *iov, int cnt, off_t off, unsig
 				return -EIO;
 		}
 		int n = iov_window(iov, cnt, done, limit, w, &bytes);
+		mcg_fault_io_delay(MCG_FAULT_IO_READ, bytes);
 		ssize_t r = preadv(fd, w, n, off + (off_t)done);
 		if (r < 0) {
 			if (errno == EINTR)
@@ -193,6 +194,7 @@ int mcg_io_pwritev(int fd, const struct iovec *iov, int cnt, off_t off, unsigned
 				return -EIO;
 		}
 		int n = iov_window(iov, cnt, *done, limit, w, &bytes);
+		mcg_fault_io_delay(MCG_FAULT_IO_WRITE, bytes);
 		ssize_t r = pwritev(fd, w, n, off + (off_t)*done);
 		if (r < 0) {
 			if (errno == EINTR)

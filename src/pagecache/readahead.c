@@ -146,8 +146,10 @@ int mcg_ra_miss(struct mcg_file *f, struct mcg_pcg *pcg, uint64_t index, uint64_
 	uint64_t start = index, size = MCG_MIN(req, (uint64_t)MCG_RA_MAX_PAGES),
 	         marker = UINT64_MAX;
 	mcg_spin_lock(&f->lock);
-	bool seq = (!ra->have_prev && index == 0) || (ra->have_prev && index == ra->prev + 1) ||
-	           (ra->have_prev && index == ra->prev);
+	bool have_prev = __atomic_load_n(&ra->have_prev, __ATOMIC_RELAXED);
+	uint64_t prev = __atomic_load_n(&ra->prev, __ATOMIC_RELAXED);
+	bool seq =
+	        (!have_prev && index == 0) || (have_prev && (index == prev + 1 || index == prev));
 	if (ra->size && index == ra->start + ra->size) { /* at the end of the window: the next */
 		ra->start = index;
 		ra->size = mcg_ra_next_size(ra->size, MCG_RA_MAX_PAGES);
@@ -189,8 +191,8 @@ void mcg_ra_marker(struct mcg_file *f, struct mcg_pcg *pcg, uint64_t index)
 
 void mcg_ra_done(struct mcg_file *f, uint64_t last)
 {
-	mcg_spin_lock(&f->lock);
-	f->ra.prev = last;
-	f->ra.have_prev = true;
-	mcg_spin_unlock(&f->lock);
+	/* A hint, as the kernel's prev_pos: no lock on the hit path. */
+	__atomic_store_n(&f->ra.prev, last, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&f->ra.have_prev, __ATOMIC_RELAXED))
+		__atomic_store_n(&f->ra.have_prev, true, __ATOMIC_RELAXED);
 }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <time.h>
 
 #include "group_file.h"
 #include "memcg/debug.h"
@@ -306,6 +307,28 @@ static void test_fsync_not_starved(void)
 	mcg_file_close(f);
 }
 
+/* The I/O fault point's emulated device: 4 MiB at 64 MB/s take >= 62 ms. */
+static void test_emulated_device(void)
+{
+	CHECK_EQ(mcg_fault_io_rate(MCG_FAULT_IO_SYNC, 1), -EINVAL);
+	mcg_file_t *f = open_new("device", NULL);
+	REQUIRE(f);
+	char *b = malloc(4 << 20);
+	REQUIRE(b);
+	memset(b, 'd', 4 << 20);
+	CHECK_EQ(mcg_file_pwrite(f, b, 4 << 20, 0), 4 << 20);
+	REQUIRE(!mcg_fault_io_rate(MCG_FAULT_IO_WRITE, 64000000));
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	REQUIRE(!mcg_fault_io_rate(0, 0));
+	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	CHECK(ms >= 4.0 * 1048576 / 64e6 * 1e3 * 0.99);
+	mcg_file_close(f);
+	free(b);
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -321,6 +344,7 @@ int main(void)
 	RUN(test_periodic_writeback);
 	RUN(test_throttle_bound);
 	RUN(test_fsync_not_starved);
+	RUN(test_emulated_device);
 	mcg_file_sync_all();
 	mcg_file_drop_caches();
 	tmpdir_remove(dir);
