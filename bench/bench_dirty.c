@@ -480,7 +480,7 @@ static void writer_free(struct writer *w)
 static long group_dirty(mcg_group_t *g)
 {
 	struct mcg_pcg *p = mcg_pcg_peek(g);
-	return p ? mcg_pcg_read(p, MCG_PC_DIRTY) + mcg_pcg_read(p, MCG_PC_WRITEBACK) : 0;
+	return p ? mcg_pcg_read(p, MCG_PC_DIRTY_WB) : 0; /* one counter: no page counted twice */
 }
 
 /* Sleep until @t0 + @ms. */

@@ -289,8 +289,9 @@ void mcg_dirty_global(struct mcg_dtc *gd)
 	unsigned long file = (unsigned long)mcg_pcg_read(rp, MCG_PC_FILE), budget = budget_pages();
 	/* global_dirtyable_memory(): free + file pages */
 	gd->avail = (budget > usage ? budget - usage : 0) + file;
-	gd->dirty_only = (unsigned long)mcg_pcg_read(rp, MCG_PC_DIRTY);
-	gd->dirty = gd->dirty_only + (unsigned long)mcg_pcg_read(rp, MCG_PC_WRITEBACK);
+	gd->dirty = (unsigned long)mcg_pcg_read(rp, MCG_PC_DIRTY_WB);
+	gd->dirty_only =
+	        gd->dirty - MCG_MIN(gd->dirty, (unsigned long)mcg_pcg_read(rp, MCG_PC_WRITEBACK));
 	mcg_dirty_thresholds(gd, mcg_option(MCG_OPT_DIRTY_RATIO), mcg_option(MCG_OPT_DIRTY_BYTES),
 	                     false, mcg_option(MCG_OPT_DIRTY_BACKGROUND_RATIO),
 	                     mcg_option(MCG_OPT_DIRTY_BACKGROUND_BYTES), false, 0);
@@ -309,8 +310,9 @@ bool mcg_dirty_group(struct mcg_pcg *p, const struct mcg_dtc *gd, struct mcg_dtc
 		return false;
 	}
 	unsigned long file = (unsigned long)mcg_pcg_read(l, MCG_PC_FILE);
-	md->dirty_only = (unsigned long)mcg_pcg_read(l, MCG_PC_DIRTY);
-	md->dirty = md->dirty_only + (unsigned long)mcg_pcg_read(l, MCG_PC_WRITEBACK);
+	md->dirty = (unsigned long)mcg_pcg_read(l, MCG_PC_DIRTY_WB);
+	md->dirty_only =
+	        md->dirty - MCG_MIN(md->dirty, (unsigned long)mcg_pcg_read(l, MCG_PC_WRITEBACK));
 	/* Headroom: the least room under min(max, high) of the group and its
 	 * non-root ancestors (mem_cgroup_wb_stats()). */
 	unsigned long headroom = ~0ul;

@@ -112,7 +112,8 @@ static void stat_lines(mcg_group_t *g, char *buf, size_t len)
 	         "active_file %ld\ninactive_file %ld\nfile_dirty %ld\nfile_writeback %ld\n"
 	         "pgactivate %ld\npgdeactivate %ld\nfile_dirtied %ld\nfile_written %ld\n"
 	         "file_readahead %ld\nfile_writeback_errors %ld\ndirty_throttled_ms %ld\n",
-	         v[MCG_PC_ACTIVE] * pg, v[MCG_PC_INACTIVE] * pg, v[MCG_PC_DIRTY] * pg,
+	         v[MCG_PC_ACTIVE] * pg, v[MCG_PC_INACTIVE] * pg,
+	         MCG_MAX(v[MCG_PC_DIRTY_WB] - v[MCG_PC_WRITEBACK], 0l) * pg,
 	         v[MCG_PC_WRITEBACK] * pg, v[MCG_PC_ACTIVATE], v[MCG_PC_DEACTIVATE],
 	         v[MCG_PC_DIRTIED], v[MCG_PC_WRITTEN], v[MCG_PC_READAHEAD], v[MCG_PC_WB_ERRORS],
 	         v[MCG_PC_THROTTLED]);

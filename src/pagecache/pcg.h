@@ -56,8 +56,10 @@ enum mcg_pc_item {
 	MCG_PC_FILE,       /* pages charged (memory.stat file) */
 	MCG_PC_INACTIVE,   /* on an inactive list */
 	MCG_PC_ACTIVE,     /* on an active list */
-	MCG_PC_DIRTY,      /* dirty (PG_ACCT: group levels; else the root only) */
-	MCG_PC_WRITEBACK,  /* under writeback (likewise) */
+	MCG_PC_DIRTY_WB,   /* dirty + under writeback, what the limits count, in one
+	                      counter so that a reader never counts a page twice as it
+	                      moves (PG_ACCT: group levels; else the root only) */
+	MCG_PC_WRITEBACK,  /* under writeback (likewise); dirty = DIRTY_WB - WRITEBACK */
 	MCG_PC_DIRTIED,    /* pages that became dirty, cumulative: the dirty rate */
 	MCG_PC_WRITTEN,    /* pages written back, cumulative: the write bandwidth */
 	MCG_PC_ACTIVATE,   /* pgactivate */

@@ -107,7 +107,7 @@ static void account_dirty_locked(struct mcg_inode *in, struct mcg_fpage *page, b
 {
 	mcg_index_tag_set(&in->index, page->index, MCG_TAG_DIRTY);
 	struct mcg_pcg *t = target(page);
-	mcg_pcg_mod(t, MCG_PC_DIRTY, 1);
+	mcg_pcg_mod(t, MCG_PC_DIRTY_WB, 1);
 	if (dirtied)
 		mcg_pcg_mod(t, MCG_PC_DIRTIED, 1);
 	if (in->nr_dirty++ == 0)
@@ -140,7 +140,7 @@ void mcg_wb_page_undirty_locked(struct mcg_inode *in, struct mcg_fpage *page)
 		return;
 	mcg_index_tag_clear(&in->index, page->index, MCG_TAG_DIRTY);
 	mcg_index_tag_clear(&in->index, page->index, MCG_TAG_TOWRITE);
-	mcg_pcg_mod(target(page), MCG_PC_DIRTY, -1);
+	mcg_pcg_mod(target(page), MCG_PC_DIRTY_WB, -1);
 	if (--in->nr_dirty == 0)
 		domain_del_locked(in);
 }
@@ -188,8 +188,7 @@ static bool run_start_locked(struct mcg_inode *in, struct run *r, uint64_t start
 		mcg_index_tag_clear(&in->index, at, MCG_TAG_DIRTY);
 		mcg_index_tag_set(&in->index, at, MCG_TAG_WRITEBACK);
 		struct mcg_pcg *t = target(page);
-		mcg_pcg_mod(t, MCG_PC_DIRTY, -1);
-		mcg_pcg_mod(t, MCG_PC_WRITEBACK, 1);
+		mcg_pcg_mod(t, MCG_PC_WRITEBACK, 1); /* (dirty + writeback: no change) */
 		in->nr_dirty--;
 		in->nr_writeback++;
 		mcg_fpage_get(page);
@@ -253,6 +252,7 @@ static long run_end(struct mcg_inode *in, struct run *r, size_t done, int err)
 		mcg_fpage_clear(page, PG_WRITEBACK);
 		mcg_index_tag_clear(&in->index, page->index, MCG_TAG_WRITEBACK);
 		mcg_pcg_mod(t, MCG_PC_WRITEBACK, -1);
+		mcg_pcg_mod(t, MCG_PC_DIRTY_WB, -1); /* (+1 again below if it stays dirty) */
 		in->nr_writeback--;
 		if (ok) {
 			mcg_pcg_mod(t, MCG_PC_WRITTEN, 1);
