@@ -150,7 +150,10 @@ static void periodic_locked(uint64_t now, struct mcg_pcg **drop, int *ndrop, int
 			}
 			continue;
 		}
-		queue_locked(p, MCG_WB_WORK_PERIODIC);
+		/* Expired files, and the background threshold looked at again (a
+		 * writer that stopped just above it kicks no one: the kernel's
+		 * wb_check_background_flush() on every periodic wakeup). */
+		queue_locked(p, MCG_WB_WORK_PERIODIC | MCG_WB_WORK_BACKGROUND);
 	}
 }
 

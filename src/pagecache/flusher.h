@@ -12,7 +12,9 @@
  * file whose writes hang) holds up at most one thread, never the others'
  * writeback.  Every dirty_writeback_centisecs (an option; 0: never) each
  * domain with dirty files gets periodic work: write files dirty for longer
- * than dirty_expire_centisecs.  Writers queue background work
+ * than dirty_expire_centisecs, and background work if it is over its
+ * background threshold (writers kick it only when they pass the throttle,
+ * so one that stops just above the threshold kicks no one).  Writers queue background work
  * (dirty.c), reclaim queues reclaim work (lru.c).
  *
  * Every writeback that ends bumps a generation and wakes those waiting for

@@ -449,9 +449,16 @@ static long write_round(struct mcg_pcg *p, unsigned work)
 		struct mcg_inode *in = pick_file(p, work);
 		if (!in)
 			break;
-		long w = 0;
-		mcg_wb_write_file(in, work == MCG_WB_WORK_PERIODIC ? __LONG_MAX__ : chunk,
-		                  MCG_WB_BACKGROUND, &w);
+		long w = 0, n = work == MCG_WB_WORK_PERIODIC ? __LONG_MAX__ : chunk;
+		if (mcg_wb_write_file(in, n, MCG_WB_BACKGROUND, &w) == -EBUSY) {
+			/* Another writeback has the file (an fsync, a flusher writing
+			 * it for another domain): wait for it, as the kernel waits
+			 * on I_SYNC, then write what is left - giving up here would
+			 * drop the work while the domain is still over. */
+			mcg_lock(&in->wb_lock);
+			mcg_unlock(&in->wb_lock);
+			mcg_wb_write_file(in, n, MCG_WB_BACKGROUND, &w);
+		}
 		total += w;
 		mcg_inode_put(in);
 		if (work == MCG_WB_WORK_BACKGROUND && !mcg_dirty_over_bg(p))
