@@ -28,8 +28,8 @@
 #include "pagecache/io.h"
 #include "pagecache/lru.h"
 
-#define RUN_PAGES 256 /* pages per backing write: 1 MiB */
-#define RETRY_MS 100  /* background writeback of a file waits this long after an error */
+#define RUN_PAGES 1024 /* pages per backing write: 4 MiB (IOV_MAX segments) */
+#define RETRY_MS 100   /* background writeback of a file waits this long after an error */
 #define TAG_BATCH 4096
 
 /* Where @page's dirty/writeback counts go: its live pcg, or the root's. */
