@@ -8,6 +8,7 @@
 #               checks the metrics), util-linux and bsdutils (setpriv runs a
 #               client as another user; script gives memcg top a terminal)
 #   baselines:  libjemalloc2, libmimalloc2.0, libtcmalloc-minimal4 (benchmarks)
+#   plots:      gnuplot-nox (memcg bench dirty --plot)
 #   kvcache:    redis-server, redis-tools (redis-cli, redis-benchmark): the
 #               example server's tests, demo and benchmark talk to it with
 #               real clients and compare it with a real redis-server
@@ -15,7 +16,7 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config python3 perl git clang-format
       libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 redis-server redis-tools
-      libmicrohttpd-dev curl prometheus util-linux bsdutils)
+      libmicrohttpd-dev curl prometheus util-linux bsdutils gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
