@@ -406,12 +406,16 @@ static bool check_quiescent(void)
 		all_held += held;
 	}
 	for (int level = 1; level < LEVELS; level++) {
-		long u = usage_of(v, level, 0);
-		if (u != all_held + all_extra) {
+		/* A level's usage: the pages held below it, and what the stocks
+		 * hold for it and its descendants (the leaves' entries, and its
+		 * own, which serve charges of its children). */
+		long u = usage_of(v, level, 0), want = all_held + all_extra;
+		if (v == V_STOCK)
+			want = all_held + mcg_stock_cached_subtree(level == 1 ? grp_a : grp_b);
+		if (u != want) {
 			fprintf(stderr,
 			        "memcg bench charge: %s/%s level %d: usage %ld, expected %ld\n",
-			        workload_names[job.workload], variant_names[v], level, u,
-			        all_held + all_extra);
+			        workload_names[job.workload], variant_names[v], level, u, want);
 			ok = false;
 		}
 	}
