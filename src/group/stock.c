@@ -108,19 +108,17 @@ static mcg_always_inline struct stock_look stock_look(uint64_t key, uint64_t up_
 {
 	struct mcg_pcpu_word *w = mcg_pcpu_word_of(stocks, mcg_percpu_cpu());
 	struct stock_look l = {ENTRIES, ENTRIES, ENTRIES, 0, 0};
-	for (unsigned i = 0; i < ENTRIES; i++) {
+	/* The first of each, as the fast path's scan; from the last entry
+	 * down, without branches (the positions are random: mispredicted). */
+	for (unsigned i = ENTRIES; i-- > 0;) {
 		uint64_t v = __atomic_load_n(&w->words[i], __ATOMIC_RELAXED);
 		uint64_t k = mcg_pcpu_word_key(v);
-		/* The first of each, as the fast path's scan. */
-		if (k == key && l.have == ENTRIES) {
-			l.have = i;
-			l.count = mcg_pcpu_word_count(v);
-		} else if (k == up_key && l.up == ENTRIES) {
-			l.up = i;
-			l.up_count = mcg_pcpu_word_count(v);
-		} else if (!v && l.empty == ENTRIES) {
-			l.empty = i;
-		}
+		uint32_t n = mcg_pcpu_word_count(v);
+		l.count = k == key ? n : l.count;
+		l.have = k == key ? i : l.have;
+		l.up_count = k == up_key ? n : l.up_count;
+		l.up = k == up_key ? i : l.up;
+		l.empty = !v ? i : l.empty;
 	}
 	return l;
 }
@@ -161,16 +159,16 @@ direct:
 }
 
 /*
- * @n pages charged to @x given back while this CPU's entry for @x holds
+ * @n pages charged to @x given back while this CPU's entry @i for @x holds
  * @count, too many to take them (count + n > MCG_GROUP_STOCK_PAGES): the
  * entry keeps @n and the counters get @count back, in one operation on the
  * word, which keeps its group and reference (no get and put).  False if
  * the entry changed meanwhile: nothing done.
  */
-static bool stock_trim(mcg_group_t *x, uint32_t count, uint32_t n)
+static bool stock_trim(mcg_group_t *x, unsigned i, uint32_t count, uint32_t n)
 {
-	int r = count >= n ? mcg_pcpu_word_consume(stocks, key_of(x), count - n)
-	                   : mcg_pcpu_word_refill(stocks, key_of(x), n - count, STOCK_PAGES);
+	int r = count >= n ? mcg_pcpu_word_consume_at(stocks, i, key_of(x), count - n)
+	                   : mcg_pcpu_word_refill_at(stocks, i, key_of(x), n - count, STOCK_PAGES);
 	if (r != MCG_PCPU_OK)
 		return false;
 	if (count)
@@ -404,24 +402,24 @@ charged:
 }
 
 /*
- * Charge @nr pages at @g with the help of this CPU's entry for @x, which is
- * @g or its parent: the levels below @x (none when x == g) take @nr pages
- * exactly; then the entry gives @nr pages, or, when it holds too few (or
- * is not there: @at < ENTRIES, the entry to install @x in), a batch of
- * MCG_GROUP_STOCK_PAGES goes to @x and every ancestor, and its surplus
- * joins the entry or is installed at @at.  Counter limits are only tried:
- * false if a level would go over its max, with nothing charged and no
- * event (the caller then takes the plain counters, which reclaim).
+ * Charge @nr pages at @g with the help of this CPU's entry @i for @x, @g
+ * itself or its parent: the levels below @x (none when x == g) take @nr
+ * pages exactly; then the entry gives @nr pages, or when it holds too few,
+ * or is to be installed (@install: entry @i then goes to @x, its word
+ * returned), a batch of MCG_GROUP_STOCK_PAGES goes to @x and every
+ * ancestor and its surplus joins the entry.  Limits are only tried: false
+ * if a level would go over its max, with nothing charged and no event
+ * counted (the caller then takes the plain counters, which reclaim).
  */
-static bool stock_charge(mcg_group_t *g, mcg_group_t *x, unsigned long nr, unsigned at,
-                         unsigned flags)
+static bool stock_charge(mcg_group_t *g, mcg_group_t *x, unsigned long nr, unsigned i,
+                         bool install, unsigned flags)
 {
 	struct mcg_page_counter *fail;
 	if (x != g) {
 		if (!mcg_page_counter_try_charge_upto(&g->memory, &x->memory, (long)nr, &fail))
 			return false;
-		if (at == ENTRIES &&
-		    mcg_pcpu_word_consume(stocks, key_of(x), nr) == MCG_PCPU_OK) {
+		if (!install &&
+		    mcg_pcpu_word_consume_at(stocks, i, key_of(x), nr) == MCG_PCPU_OK) {
 			check_high(g, x, nr, flags);
 			return true;
 		}
@@ -434,9 +432,9 @@ static bool stock_charge(mcg_group_t *g, mcg_group_t *x, unsigned long nr, unsig
 	uint32_t surplus = STOCK_PAGES - (uint32_t)nr;
 	if (!surplus)
 		return true;
-	if (at < ENTRIES)
-		stock_install(x, surplus, at);
-	else if (mcg_pcpu_word_refill(stocks, key_of(x), surplus, STOCK_PAGES) != MCG_PCPU_OK)
+	if (install)
+		stock_install(x, surplus, i);
+	else if (mcg_pcpu_word_refill_at(stocks, i, key_of(x), surplus, STOCK_PAGES) != MCG_PCPU_OK)
 		mcg_page_counter_uncharge(&x->memory, surplus); /* the entry changed (moved CPU) */
 	return true;
 }
@@ -446,9 +444,10 @@ static bool stock_charge(mcg_group_t *g, mcg_group_t *x, unsigned long nr, unsig
  *  - @g's entry holds too few pages: a batch, its surplus joins them;
  *  - an empty entry: a batch, its surplus installed there for @g;
  *  - on one miss in MCG_GROUP_STOCK_EVICT_EVERY of those left (per thread),
- *    an entry is evicted (round robin) for @g, when its parent's entry
- *    serves it already (@g recurs), else for its parent, with a batch;
- *  - the parent's entry: @g's own counter (and nothing else) takes the
+ *    an entry is evicted (round robin) and installed with a batch: for @g
+ *    when its parent's entry serves it already (@g recurs), else for the
+ *    parent;
+ *  - the parent's entry: @g's own counter (and nothing above it) takes the
  *    pages, the entry gives them - so one entry serves a CPU that charges
  *    more siblings than it has entries, and the levels the siblings share,
  *    the busiest, are left alone;
@@ -466,23 +465,27 @@ static int charge_miss(mcg_group_t *g, unsigned long nr, unsigned flags)
 	mcg_group_t *p = g->parent;
 	struct stock_look l = stock_look(key_of(g), p ? key_of(p) : NO_KEY);
 	mcg_group_t *x = g;
-	unsigned at = ENTRIES;
+	unsigned i;
+	bool install = true;
 	if (l.have < ENTRIES) {
-		/* too few pages: x = g, a batch */
+		i = l.have; /* too few pages there */
+		install = false;
 	} else if (l.empty < ENTRIES) {
-		at = l.empty;
+		i = l.empty;
 	} else if (!(++evict_tick % MCG_GROUP_STOCK_EVICT_EVERY)) {
 		if (p && l.up == ENTRIES)
 			x = p;
-		at = stock_victim(l.up);
+		i = stock_victim(l.up);
 	} else if (l.up < ENTRIES) {
 		x = p;
+		i = l.up;
+		install = false;
 	} else {
 		return charge_counters(g, nr, flags);
 	}
-	if (at < ENTRIES && !__atomic_load_n(&x->online, __ATOMIC_RELAXED))
+	if (install && !__atomic_load_n(&x->online, __ATOMIC_RELAXED))
 		return charge_counters(g, nr, flags); /* a removed group is not stocked */
-	if (stock_charge(g, x, nr, at, flags))
+	if (stock_charge(g, x, nr, i, install, flags))
 		return 0;
 	return charge_counters(g, nr, flags);
 }
@@ -544,14 +547,15 @@ static void uncharge_miss(mcg_group_t *g, unsigned long nr)
 		mcg_group_t *p = g->parent;
 		struct stock_look l = stock_look(key_of(g), p ? key_of(p) : NO_KEY);
 		if (l.have < ENTRIES) {
-			if (stock_trim(g, l.count, (uint32_t)nr))
+			if (stock_trim(g, l.have, l.count, (uint32_t)nr))
 				return;
 		} else if (l.empty < ENTRIES) {
 			stock_install(g, (uint32_t)nr, l.empty);
 			return;
 		} else if (l.up < ENTRIES) {
-			if (mcg_pcpu_word_refill(stocks, key_of(p), nr, STOCK_PAGES) == MCG_PCPU_OK ||
-			    stock_trim(p, l.up_count, (uint32_t)nr)) {
+			if (mcg_pcpu_word_refill_at(stocks, l.up, key_of(p), nr, STOCK_PAGES) ==
+			            MCG_PCPU_OK ||
+			    stock_trim(p, l.up, l.up_count, (uint32_t)nr)) {
 				mcg_page_counter_uncharge_upto(&g->memory, &p->memory, (long)nr);
 				return;
 			}
