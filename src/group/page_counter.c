@@ -121,8 +121,8 @@ void mcg_page_counter_uncharge(struct mcg_page_counter *counter, long nr)
 		mcg_page_counter_cancel(c, nr);
 }
 
-void mcg_page_counter_uncharge_upto(struct mcg_page_counter *counter,
-                                    struct mcg_page_counter *stop, long nr)
+void mcg_page_counter_uncharge_upto(struct mcg_page_counter *counter, struct mcg_page_counter *stop,
+                                    long nr)
 {
 	for (struct mcg_page_counter *c = counter; c != stop; c = c->parent)
 		mcg_page_counter_cancel(c, nr);

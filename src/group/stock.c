@@ -97,11 +97,11 @@ static void drain_word(uint64_t w)
  * a CPU the thread may leave, so only a hint (every use of it is correct
  * whatever it says). */
 struct stock_look {
-	unsigned have;      /* the group's entry, or ENTRIES */
-	unsigned up;        /* its parent's entry, or ENTRIES */
-	unsigned empty;     /* the first empty entry, or ENTRIES */
-	uint32_t count;     /* pages in entry `have` */
-	uint32_t up_count;  /* pages in entry `up` */
+	unsigned have;     /* the group's entry, or ENTRIES */
+	unsigned up;       /* its parent's entry, or ENTRIES */
+	unsigned empty;    /* the first empty entry, or ENTRIES */
+	uint32_t count;    /* pages in entry `have` */
+	uint32_t up_count; /* pages in entry `up` */
 };
 
 static mcg_always_inline struct stock_look stock_look(uint64_t key, uint64_t up_key)
@@ -411,15 +411,14 @@ charged:
  * if a level would go over its max, with nothing charged and no event
  * counted (the caller then takes the plain counters, which reclaim).
  */
-static bool stock_charge(mcg_group_t *g, mcg_group_t *x, unsigned long nr, unsigned i,
-                         bool install, unsigned flags)
+static bool stock_charge(mcg_group_t *g, mcg_group_t *x, unsigned long nr, unsigned i, bool install,
+                         unsigned flags)
 {
 	struct mcg_page_counter *fail;
 	if (x != g) {
 		if (!mcg_page_counter_try_charge_upto(&g->memory, &x->memory, (long)nr, &fail))
 			return false;
-		if (!install &&
-		    mcg_pcpu_word_consume_at(stocks, i, key_of(x), nr) == MCG_PCPU_OK) {
+		if (!install && mcg_pcpu_word_consume_at(stocks, i, key_of(x), nr) == MCG_PCPU_OK) {
 			check_high(g, x, nr, flags);
 			return true;
 		}
