@@ -274,9 +274,11 @@ const char *mcg_group_stat_name(enum mcg_group_stat item, bool *bytes);
 /* ---- stock.c ---- */
 
 /*
- * A charge that misses the stock, finds neither its group's entry nor an
- * empty one, takes a batch and evicts another group's entry once in this
- * many such misses (per thread); the others charge only what they ask for.
+ * A charge that misses the stock and finds neither its group's entry nor an
+ * empty one evicts an entry (round robin) once in this many such misses,
+ * per thread: for the group's parent, or for the group once the parent's
+ * entry serves it; the others go through the parent's entry or charge only
+ * their own pages (group/stock.c).
  */
 #define MCG_GROUP_STOCK_EVICT_EVERY 64u
 

@@ -5,26 +5,45 @@
  * Fast path first: a charge of n pages consumes n pages this CPU's stock
  * holds for the same group (one rseq critical section, no shared cache
  * line); an uncharge puts them back.  Only when the stock holds too little
- * of the group, none, or would overflow, does the slow path touch the page
- * counters: it charges a batch of MCG_GROUP_STOCK_PAGES (the kernel's
- * MEMCG_CHARGE_BATCH) and stocks the rest, or returns a full entry.
+ * of the group, none, or would overflow, does the slow path (the miss)
+ * touch the page counters.
  *
  * Each CPU's stock holds MCG_GROUP_STOCK_ENTRIES entries (the kernel's
- * NR_MEMCG_STOCK, 2025), each a 64-bit word: a group's address (its key, 44
+ * NR_MEMCG_STOCK), each a 64-bit word: a group's address (its key, 44
  * bits) and its page count (20 bits, at most MCG_GROUP_STOCK_PAGES),
  * operated on by percpu/pcpu_word.h: consume and refill scan the entries for
  * the group.  So a thread that charges a few groups in turn keeps each
- * one's pages stocked.
- * A group missing from the stock is installed in an empty entry, else over
- * one chosen round robin (mcg_stock_pick_entry()), whose pages and reference go back.
+ * one's pages stocked.  An entry's pages are charged to its group and every
+ * ancestor; an entry also serves the group's children: a child's charge
+ * takes the pages at its own counter and from the entry (the levels above
+ * took them already), so one entry serves a CPU that charges more siblings
+ * than it has entries, and spares their shared levels, the busiest.
+ *
+ * The miss (charge_miss(), uncharge_miss()): a charge takes a batch of
+ * MCG_GROUP_STOCK_PAGES (the kernel's MEMCG_CHARGE_BATCH) where its surplus
+ * has an entry to go to without evicting (the group's own, an empty one);
+ * else goes through the parent's entry; else charges its pages alone, as
+ * the plain counters do; one miss in MCG_GROUP_STOCK_EVICT_EVERY evicts an
+ * entry round robin, for the parent or, once the parent has one, for the
+ * group.  An uncharge fills the group's entry (trimmed when full: the entry
+ * keeps what comes, its pages go back), an empty one, or the parent's, and
+ * never evicts.  The kernel evicts a random entry on every miss that
+ * finds none free (refill_stock()); with more groups than entries that
+ * costs a counter walk and a group get and put more than the plain
+ * counters on nearly every call, and stocks pages that are evicted before
+ * they are used.  Limits: the miss only tries the counters; where its batch
+ * (or the group's own pages) would go over a max, the charge goes to the
+ * plain counters, which reclaim, drain, fail or force and count the events
+ * exactly as without a stock.  High is checked at the levels that took
+ * pages; those above a serving entry took none, as on a hit.
  * A word that names a group holds a reference to it.  Whoever exchanges a
  * word out owns its pages and its reference, and returns both (drain_word()).
  * A group normally has at most one entry per CPU; a thread that moves CPU
  * between choosing and installing may give it a second one there, which is
  * harmless (the bound below counts entries, not groups) and goes on eviction.
  *
- * Invariant: for every group, usage = pages in use + pages in stocks (its
- * own and its descendants'); a CPU's stock holds at most
+ * Invariant: for every group, usage = pages in use + pages in stock
+ * entries for it and its descendants; a CPU's stock holds at most
  * MCG_GROUP_STOCK_SLACK_PAGES (= 64 x entries), so counters run ahead of use
  * by at most MCG_GROUP_STOCK_SLACK_PAGES x CPUs, and are exact after
  * mcg_group_drain_stocks().

@@ -138,8 +138,8 @@ static void check_exact(const char *when)
 			long h = __atomic_load_n(&held[i], __ATOMIC_RELAXED);
 			long c = mcg_stock_cached(leaves[i]);
 			if (usage(leaves[i]) != h + c) {
-				fprintf(stderr, "%s: l%d usage %ld, held %ld, stocked %ld\n", when, i,
-				        usage(leaves[i]), h, c);
+				fprintf(stderr, "%s: l%d usage %ld, held %ld, stocked %ld\n", when,
+				        i, usage(leaves[i]), h, c);
 				CHECK(0);
 			}
 			below += h;
@@ -187,7 +187,8 @@ static void test_stock_mt(void)
 	for (;;) {
 		usleep(20000);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+		double el =
+		        (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
 		if (el >= secs)
 			break;
 		pthread_rwlock_wrlock(&pause_lock);
