@@ -15,6 +15,7 @@
 
 /* The lock order: lower ranks are taken first. */
 enum mcg_lock_rank {
+	MCG_RANK_STOCK_DRAIN = 5, /* one full drain of the stocks at a time (group/stock.c) */
 	MCG_RANK_CACHE_LIST = 10, /* global list of caches */
 	MCG_RANK_GROUP_TREE = 15, /* group hierarchy (create/remove/iterate) */
 	MCG_RANK_PCPU = 20,       /* one CPU's array of one cache */

@@ -71,6 +71,18 @@ void mcg_group_init(void) { pthread_once(&group_once, group_init_once); }
  * initialised during a fork. */
 static bool fork_ready(void) { return __atomic_load_n(&group_ready, __ATOMIC_ACQUIRE); }
 
+void mcg_group_fork_lock_drain(void)
+{
+	if (fork_ready())
+		mcg_stock_fork_lock_drain(true);
+}
+
+void mcg_group_fork_unlock_drain(void)
+{
+	if (fork_ready())
+		mcg_stock_fork_lock_drain(false);
+}
+
 void mcg_group_fork_lock_tree(void)
 {
 	if (fork_ready())

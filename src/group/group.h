@@ -30,14 +30,17 @@
 #include "group/page_counter.h"
 #include "memcg/group.h"
 
-/* memory.events, in the kernel's order. */
+/*
+ * memory.events, in the kernel's order.  The kernel's oom_group_kill has no
+ * counterpart: memcg has no memory.oom.group (an OOM policy picks one
+ * victim group and the application kills it; nothing kills a whole group).
+ */
 enum mcg_group_event {
 	MCG_EVENT_LOW,
 	MCG_EVENT_HIGH,
 	MCG_EVENT_MAX,
 	MCG_EVENT_OOM,
 	MCG_EVENT_OOM_KILL,
-	MCG_EVENT_OOM_GROUP_KILL,
 	MCG_NR_EVENTS
 };
 
@@ -211,10 +214,12 @@ void mcg_group_init(void);
 /*
  * Fork: the slab layer's pthread_atfork handlers (slab/cache.c) call these
  * in lock-rank order, so that a child finds every group lock free and every
- * list consistent: the tree lock after the cache list, the leaves (every
- * objcg's spin lock, every CPU's stock words) after the page allocator.
- * No-ops until mcg_group_init() ran.
+ * list consistent: the stock drain lock before the cache list, the tree
+ * lock after it, the leaves (every objcg's spin lock, every CPU's stock
+ * words) after the page allocator.  No-ops until mcg_group_init() ran.
  */
+void mcg_group_fork_lock_drain(void);
+void mcg_group_fork_unlock_drain(void);
 void mcg_group_fork_lock_tree(void);
 void mcg_group_fork_unlock_tree(void);
 void mcg_group_fork_lock_leaves(void);
@@ -223,6 +228,8 @@ void mcg_group_fork_unlock_leaves(void);
 void mcg_objcg_fork_lock_all(bool lock);
 /** stock.c's part of the leaves: every CPU's page and byte stock words. */
 void mcg_stock_fork_lock_all(bool lock);
+/** stock.c's drain lock (before the cache list). */
+void mcg_stock_fork_lock_drain(bool lock);
 
 /** mcg_group_tryget - take a reference unless the count already reached 0. */
 bool mcg_group_tryget(mcg_group_t *g);
@@ -265,7 +272,7 @@ void mcg_group_event(mcg_group_t *g, enum mcg_group_event ev);
 /** mcg_group_event_read - @g's hierarchical (@local false) or local count of @ev. */
 long mcg_group_event_read(const mcg_group_t *g, enum mcg_group_event ev, bool local);
 
-/** mcg_group_event_name - "low", "high", "max", "oom", "oom_kill", "oom_group_kill". */
+/** mcg_group_event_name - "low", "high", "max", "oom", "oom_kill". */
 const char *mcg_group_event_name(enum mcg_group_event ev);
 
 /** mcg_group_stat_name - the memory.stat key of @item; *@bytes: printed in bytes. */

@@ -52,6 +52,12 @@
  * (MCG_RANK_LEAF, in CPU order), stop it, one fence, then take its entries
  * (all, or the group's), start and unlock the CPU; then return their pages
  * and references with no lock held (that may take objcg and tree locks).
+ * Full drains (mcg_group_drain_stocks()) run one at a time, from the first
+ * word taken to the last charge returned (drain_lock, MCG_RANK_STOCK_DRAIN):
+ * a charge that failed drains and retries, and when its drain returns, no
+ * other drain may still hold charges it took out of the stocks - or the
+ * charge fails, and the OOM policy kills, while the group is under its max
+ * (test_oom_mt: test_drain_in_flight_no_false_oom).
  *
  * A removed group is drained from every stock (mcg_stock_drain_group()) and
  * never stocked again: a refill that raced with the removal sees `online`
@@ -76,6 +82,7 @@ _Static_assert(MCG_PCPU_WORDS == MCG_GROUP_STOCK_ENTRIES, "one word per stock en
 
 static struct mcg_pcpu_word *stocks;
 static unsigned nr_stocks;
+static mcg_lock_t drain_lock; /* one full drain at a time (banner) */
 /* Per thread (hints): misses that could evict, and the next round-robin victim. */
 static mcg_tls unsigned evict_tick, evict_next;
 
@@ -94,6 +101,7 @@ void mcg_stock_init(void)
 	if (!stocks)
 		mcg_die("no memory for the charge stocks");
 	mcg_pcpu_word_init(stocks, nr_stocks, MCG_RANK_LEAF);
+	mcg_lock_init(&drain_lock, MCG_RANK_STOCK_DRAIN);
 }
 
 static inline uint64_t key_of(const mcg_group_t *g) { return mcg_pcpu_word_key_of(g); }
@@ -237,9 +245,11 @@ void mcg_stock_drain_words(struct mcg_pcpu_word *words, unsigned nbanks, uint64_
 mcg_public void mcg_group_drain_stocks(void)
 {
 	mcg_group_init();
+	mcg_lock(&drain_lock);
 	/* The byte stocks first: what they return may land in a page stock. */
 	mcg_objcg_drain_stocks();
 	mcg_stock_drain_words(stocks, 1, 0, drain_word);
+	mcg_unlock(&drain_lock);
 }
 
 void mcg_stock_drain_group(mcg_group_t *g)
@@ -259,6 +269,14 @@ static void fork_lock_words(struct mcg_pcpu_word *words, unsigned nbanks, bool l
 			else
 				mcg_unlock_raw(l);
 		}
+}
+
+void mcg_stock_fork_lock_drain(bool lock)
+{
+	if (lock)
+		mcg_lock_raw(&drain_lock);
+	else
+		mcg_unlock_raw(&drain_lock);
 }
 
 void mcg_stock_fork_lock_all(bool lock)

@@ -1,38 +1,57 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * percpu/pcpu_stack.h - a per-CPU stack of pointers: the slab fast path.
+ * percpu/pcpu_stack.h - a per-CPU pair of stacks of pointers: the slab fast
+ * path.
  *
- * Each CPU has a header { cur, touched, lo, hi, slots, lock } at
- * base + (cpu << MCG_PCPU_SHIFT); slots[0, cur) hold objects (pointers,
- * whose low bits the slab layer may use as tags).  The shape is
- * tcmalloc's per-CPU slab: array stacks, so an operation reads the header,
- * touches one slot, and commits by storing `cur` - one store, the last
- * instruction of the rseq critical section.  No ABA (only the CPU's own
- * sections move `cur`), no atomics on the fast path.
+ * Each CPU has a header at base + (cpu << MCG_PCPU_SHIFT) with two sides,
+ * each a stack { cur, slots }: slots[0, cur) hold objects (pointers, whose
+ * low bits the slab layer may use as tags).  Allocations pop the *alloc*
+ * side; frees push on the *free* side; `which` says which side is which
+ * (the alloc side's offset from side 0: 0 or MCG_PCPU_SIDE_STRIDE).  An
+ * operation reads the header, touches one slot, and commits by storing
+ * one word - its side's `cur`, or `which` - the last instruction of the
+ * rseq critical section.  No ABA (only the CPU's own sections move them),
+ * no atomics on the fast path.
  *
- *   pop  : if cur > lo  { obj = slots[cur-1]; commit cur-1 }
- *   push : if cur < hi  { slots[cur] = obj;   commit cur+1 }
+ *   pop  : alloc side: if cur > lo  { obj = slots[cur-1]; commit cur-1 }
+ *   push : free side:  if cur < hi  { slots[cur] = obj;   commit cur+1 }
  *   push_gated: push, failing while a gate word is closed
+ *   swap : if lo == 0 and the alloc side is empty and the free side is not
+ *          { commit which = the free side }
+ *   push_batch (a refill from the slabs): on the alloc side
+ *   pop_batch (a flush to the slabs): from the free side
  *
- * Stopping a CPU's stack (remote drain, reap): under its lock set lo to
+ * Why two sides: with one stack a free pushes the slot and `cur` the next
+ * allocation pops, so an object freed and allocated again at once (a
+ * program's temporary buffer) chains every pair through two stores and the
+ * loads they forward to, and through the freed object's slab descriptor,
+ * which the free needs to find its cache's stack: the pair costs the chain's
+ * latency.  Allocations and frees on separate sides (on separate cache
+ * lines) do not wait for each other; a swap, when the alloc side runs dry,
+ * hands the freed objects to the allocations - mimalloc's separate free
+ * and local-free lists do the same.  The most recently freed object is
+ * then not the next one allocated until a swap, the price of the split.
+ *
+ * Stopping a CPU's stacks (remote drain, reap): under its lock set lo to
  * MCG_PCPU_STOPPED and hi to 0 so every operation fails to the slow path,
- * then mcg_percpu_fence().  In locked mode every operation takes the lock, so
- * holding it is enough; there lo and hi read stopped all the time, so the
- * rseq sections, which the fast paths try without testing the mode
+ * then mcg_percpu_fence().  In locked mode every operation takes the lock,
+ * so holding it is enough; there lo and hi read stopped all the time, so
+ * the rseq sections, which the fast paths try without testing the mode
  * (mcg_percpu_sections()), fail, and the locked path bounds itself by cap.
  *
  * Restarting needs care too, because the fence covers only the stop: a
- * section that begins while the stack is stopped is not aborted when the
- * owner restarts it.  So every section reads its bound (lo for pops, hi for
- * pushes) *before* cur, and the owner publishes cur and the slots before the
- * bounds (release stores, mcg_pcpu_stack_start()).  A section that reads a
- * running bound then reads the restarted cur (x86 keeps loads in order); one
- * that reads a stopped bound fails.  A section that read cur first could
- * pair a stale cur with a restarted bound and commit it over the owner's
- * drain.
+ * section that begins while the stacks are stopped is not aborted when the
+ * owner restarts them.  So every section reads its bound (lo for pops and
+ * swaps, hi for pushes) *before* `which` and `cur`, and the owner publishes
+ * `which`, the curs and the slots before the bounds (release stores,
+ * mcg_pcpu_stack_start()).  A section that reads a running bound then reads
+ * the restarted state (x86 keeps loads in order); one that reads a stopped
+ * bound fails.  A section that read cur first could pair a stale cur with a
+ * restarted bound and commit it over the owner's drain.
  *
  * The rseq sections are x86-64 assembly, below, kept tiny to be reviewed line
- * by line: %rax = this CPU's header, %ecx = cur, %rdx / %r8 = slots.
+ * by line: %rax = this CPU's header, %r8 = a side's offset, %ecx = cur,
+ * %rdx / %r8 = slots.
  */
 #ifndef MCG_BASE_PCPU_STACK_H
 #define MCG_BASE_PCPU_STACK_H
@@ -43,31 +62,78 @@
 #include "percpu/percpu.h"
 
 #define MCG_PCPU_STOPPED 0x7fffffffu
+/* Bytes from one side to the other: a cache line, so that a pop and a push
+ * of the same CPU touch different lines. */
+#define MCG_PCPU_SIDE_STRIDE 64u
+
+/** One side: a stack of objects. */
+struct mcg_pcpu_side {
+	uint32_t cur; /* objects in slots[0, cur) */
+	uint32_t pad_;
+	void **slots; /* capacity entries, after a NULL one: slots[-1] */
+};
 
 struct mcg_pcpu_stack {
-	uint32_t cur;     /* objects in slots[0, cur) (offset 0: the asm) */
-	uint32_t touched; /* slow path ran since the last reap (relaxed) */
-	uint32_t lo;      /* pop only while cur > lo (0, or MCG_PCPU_STOPPED) (8) */
-	uint32_t hi;      /* push only while cur < hi (capacity, or 0 stopped) (12) */
-	void **slots;     /* capacity entries, after a NULL one: slots[-1] (16) */
-	uint32_t cap;     /* capacity for the locked path (0 while stopped) */
-	mcg_lock_t lock;  /* locked mode: the data; rseq mode: remote owners */
+	uint32_t which;             /* the alloc side: side0 (0) or side1 (64) (offset 0) */
+	uint32_t touched;           /* slow path ran since the last aging step (relaxed) */
+	uint32_t lo;                /* pop/swap only while lo == 0 (else MCG_PCPU_STOPPED) (8) */
+	uint32_t hi;                /* push only while cur < hi (capacity, or 0 stopped) (12) */
+	struct mcg_pcpu_side side0; /* (16) */
+	mcg_lock_t lock;            /* locked mode: the data; rseq mode: remote owners */
+	struct mcg_pcpu_side side1; /* (16 + MCG_PCPU_SIDE_STRIDE) */
+	uint32_t cap;               /* capacity for the locked path (0 while stopped) */
 } __attribute__((aligned(MCG_PCPU_STRIDE)));
 
 _Static_assert(__builtin_offsetof(struct mcg_pcpu_stack, lo) == 8 &&
                        __builtin_offsetof(struct mcg_pcpu_stack, hi) == 12 &&
-                       __builtin_offsetof(struct mcg_pcpu_stack, slots) == 16,
+                       __builtin_offsetof(struct mcg_pcpu_stack, side0) == 16 &&
+                       __builtin_offsetof(struct mcg_pcpu_stack, side1) ==
+                               16 + MCG_PCPU_SIDE_STRIDE &&
+                       __builtin_offsetof(struct mcg_pcpu_side, cur) == 0 &&
+                       __builtin_offsetof(struct mcg_pcpu_side, slots) == 8,
                "the asm's offsets");
 
 _Static_assert(sizeof(struct mcg_pcpu_stack) == MCG_PCPU_STRIDE, "stride");
 
-/* Results of push. */
+/* Results of push and swap. */
 enum { MCG_PCPU_OK = 0, MCG_PCPU_FAIL = 1, MCG_PCPU_DOUBLE = 2 };
 
 /** mcg_pcpu_stack_of - CPU @cpu's header in the array at @base. */
 static inline struct mcg_pcpu_stack *mcg_pcpu_stack_of(struct mcg_pcpu_stack *base, unsigned cpu)
 {
 	return (struct mcg_pcpu_stack *)((char *)base + ((size_t)cpu << MCG_PCPU_SHIFT));
+}
+
+/** mcg_pcpu_stack_side - the side at offset @which (0 or MCG_PCPU_SIDE_STRIDE) of @s. */
+static inline struct mcg_pcpu_side *mcg_pcpu_stack_side(struct mcg_pcpu_stack *s, uint32_t which)
+{
+	return which ? &s->side1 : &s->side0;
+}
+
+/** mcg_pcpu_stack_alloc_side / _free_side - where pops and pushes go (owner or lock held). */
+static inline struct mcg_pcpu_side *mcg_pcpu_stack_alloc_side(struct mcg_pcpu_stack *s)
+{
+	return mcg_pcpu_stack_side(s, s->which);
+}
+
+static inline struct mcg_pcpu_side *mcg_pcpu_stack_free_side(struct mcg_pcpu_stack *s)
+{
+	return mcg_pcpu_stack_side(s, s->which ^ MCG_PCPU_SIDE_STRIDE);
+}
+
+/** mcg_pcpu_stack_count - objects on both sides (a racy snapshot unless stopped or locked). */
+static inline uint32_t mcg_pcpu_stack_count(const struct mcg_pcpu_stack *s)
+{
+	return __atomic_load_n(&s->side0.cur, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&s->side1.cur, __ATOMIC_RELAXED);
+}
+
+/** mcg_pcpu_stack_init - give @s its sides' slot arrays (each after a NULL slot), empty. */
+static inline void mcg_pcpu_stack_init(struct mcg_pcpu_stack *s, void **slots0, void **slots1)
+{
+	s->which = 0;
+	s->side0 = (struct mcg_pcpu_side){.slots = slots0};
+	s->side1 = (struct mcg_pcpu_side){.slots = slots1};
 }
 
 /* A closed gate of mcg_rseq_stack_push_gated() is a multiple of this,
@@ -103,7 +169,7 @@ static inline struct mcg_pcpu_stack *mcg_pcpu_stack_of(struct mcg_pcpu_stack *ba
 	"addq %[base], %%rax\n\t"
 
 /*
- * Pop this CPU's top object; NULL if the stack is empty or stopped.
+ * Pop the alloc side's top object; NULL if it is empty or stopped.
  * The output is zeroed before the jump to `empty`: GCC takes an asm goto's
  * outputs as unspecified at its labels, so it may merge `return NULL` there
  * with `return obj` and return a stale register from an empty stack (GCC
@@ -114,21 +180,22 @@ static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *base)
 	void *obj;
 retry:
 	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%edx\n\t"  /* lo, before cur (see above) */
-	                              "movl (%%rax), %%ecx\n\t"   /* cur */
-	                              "xorl %k[obj], %k[obj]\n\t" /* NULL at empty: see below */
+	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%edx\n\t" /* lo, before which and cur */
+	                              "movl (%%rax), %%r8d\n\t"  /* which: the alloc side */
+	                              "movl 16(%%rax,%%r8), %%ecx\n\t" /* its cur */
+	                              "xorl %k[obj], %k[obj]\n\t" /* NULL at empty: see above */
 	                              "cmpl %%edx, %%ecx\n\t"     /* cur <= lo: empty or stopped */
 	                              "jbe %l[empty]\n\t"
 	                              "subl $1, %%ecx\n\t"
-	                              "movq 16(%%rax), %[obj]\n\t"        /* slots */
+	                              "movq 24(%%rax,%%r8), %[obj]\n\t"   /* its slots */
 	                              "movq (%[obj],%%rcx,8), %[obj]\n\t" /* obj = slots[cur-1] */
-	                              "movl %%ecx, (%%rax)\n\t"           /* commit cur-1 */
+	                              "movl %%ecx, 16(%%rax,%%r8)\n\t"    /* commit cur-1 */
 	                              "2:\n\t"
 	        : [obj] "=&r"(obj)
 	        : MCG_RSEQ_OPERANDS, [base] "r"(base)
-	        : "rax", "rcx", "rdx", "memory", "cc"
+	        : "rax", "rcx", "rdx", "r8", "memory", "cc"
 	        : abort, empty);
-	if (!obj) /* the arrays hold objects only: lets callers skip a test */
+	if (!obj) /* the stacks hold objects only: lets callers skip a test */
 		__builtin_unreachable();
 	return obj;
 abort:
@@ -137,30 +204,33 @@ empty:
 	return NULL;
 }
 
-/* A push's section: its start and hi (in %edx); then cur (in %ecx) compared
- * with the bound in %edx, the jump to full for the caller to add; then
- * the double-free test (%rdx = slots), the store for the caller to add,
- * and the commit, which ends the section. */
+/* A push's section: its start and hi (in %edx); then the free side's
+ * offset (%r8) and cur (in %ecx) compared with the bound in %edx, the jump
+ * to full for the caller to add; then the double-free test (%rdx = slots),
+ * the store for the caller to add, and the commit, which ends the section. */
 #define MCG_RSEQ_PUSH_HI                                                                           \
-	MCG_RSEQ_ENTER(abort) "movl 12(%%rax), %%edx\n\t" /* hi, before cur (see above) */
+	MCG_RSEQ_ENTER(abort) "movl 12(%%rax), %%edx\n\t" /* hi, before which and cur */
 #define MCG_RSEQ_PUSH_CUR                                                                          \
-	"movl (%%rax), %%ecx\n\t" /* cur */                                                        \
-	"cmpl %%edx, %%ecx\n\t"   /* cur >= bound: full or stopped */
+	"movl (%%rax), %%r8d\n\t"                                                                  \
+	"xorl %[side], %%r8d\n\t"        /* the free side */                                       \
+	"movl 16(%%rax,%%r8), %%ecx\n\t" /* its cur */                                             \
+	"cmpl %%edx, %%ecx\n\t"          /* cur >= bound: full or stopped */
 #define MCG_RSEQ_PUSH_TOP                                                                          \
-	"movq 16(%%rax), %%rdx\n\t"          /* slots */                                           \
+	"movq 24(%%rax,%%r8), %%rdx\n\t"     /* its slots */                                       \
 	"cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t" /* the top slot */                                    \
 	"je %l[dfree]\n\t"
 #define MCG_RSEQ_PUSH_COMMIT                                                                       \
 	"addl $1, %%ecx\n\t"                                                                       \
-	"movl %%ecx, (%%rax)\n\t" /* commit cur+1 */                                               \
+	"movl %%ecx, 16(%%rax,%%r8)\n\t" /* commit cur+1 */                                        \
 	"2:\n\t"
 
 /* Both pushes' operands: %[obj], and any more given; the labels abort,
  * full and dfree. */
 #define MCG_RSEQ_PUSH_OPERANDS(...)                                                                \
 	:                                                                                          \
-	: MCG_RSEQ_OPERANDS, [base] "r"(base), [obj] "r"(obj)__VA_ARGS__                 \
-	: "rax", "rcx", "rdx", "memory", "cc"                                                      \
+	: MCG_RSEQ_OPERANDS, [base] "r"(base), [obj] "r"(obj),                                     \
+	  [side] "i"(MCG_PCPU_SIDE_STRIDE)__VA_ARGS__                                              \
+	: "rax", "rcx", "rdx", "r8", "memory", "cc"                                                \
 	: abort, full, dfree
 
 /* mcg_rseq_stack_push() (@gate NULL) and mcg_rseq_stack_push_gated(). */
@@ -190,9 +260,9 @@ dfree:
 }
 
 /*
- * Push @obj; MCG_PCPU_FAIL if the stack is full or stopped, MCG_PCPU_DOUBLE
- * if @obj is the top slot already (an empty stack compares with its NULL
- * slot[-1], so there is no test for empty).
+ * Push @obj on the free side; MCG_PCPU_FAIL if it is full or stopped,
+ * MCG_PCPU_DOUBLE if @obj is its top slot already (an empty side compares
+ * with its NULL slot below, so there is no test for empty).
  */
 static inline int mcg_rseq_stack_push(struct mcg_pcpu_stack *base, void *obj)
 {
@@ -212,20 +282,58 @@ static inline int mcg_rseq_stack_push_gated(struct mcg_pcpu_stack *base, void *o
 	return mcg_rseq_stack_push_(base, obj, gate);
 }
 
-/* Push up to @n (>= 1) objects from @src; return how many were pushed. */
+/*
+ * The free side becomes the alloc side, when the stacks run, the alloc side
+ * is empty and the free side is not.  Return MCG_PCPU_OK when the alloc
+ * side has objects now (swapped, or refilled meanwhile): pop again;
+ * MCG_PCPU_FAIL when stopped or both sides are empty.
+ */
+static inline int mcg_rseq_stack_swap(struct mcg_pcpu_stack *base)
+{
+retry:
+	__asm__ __volatile__ goto(
+	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%edx\n\t" /* lo, before which and cur */
+	                              "testl %%edx, %%edx\n\t"
+	                              "jnz %l[fail]\n\t" /* stopped */
+	                              "movl (%%rax), %%r8d\n\t"
+	                              "movl 16(%%rax,%%r8), %%ecx\n\t" /* the alloc side's cur */
+	                              "testl %%ecx, %%ecx\n\t"
+	                              "jnz %l[again]\n\t" /* not empty: pop */
+	                              "xorl %[side], %%r8d\n\t"
+	                              "movl 16(%%rax,%%r8), %%ecx\n\t" /* the free side's cur */
+	                              "testl %%ecx, %%ecx\n\t"
+	                              "jz %l[fail]\n\t"         /* nothing to hand over */
+	                              "movl %%r8d, (%%rax)\n\t" /* commit: which = the free side */
+	                              "2:\n\t"
+	        :
+	        : MCG_RSEQ_OPERANDS, [base] "r"(base), [side] "i"(MCG_PCPU_SIDE_STRIDE)
+	        : "rax", "rcx", "rdx", "r8", "memory", "cc"
+	        : abort, again, fail);
+	return MCG_PCPU_OK;
+abort:
+	goto retry;
+again:
+	return MCG_PCPU_OK;
+fail:
+	return MCG_PCPU_FAIL;
+}
+
+/* Push up to @n (>= 1) objects from @src on the alloc side (a refill);
+ * return how many were pushed. */
 static inline uint32_t mcg_rseq_stack_push_batch(struct mcg_pcpu_stack *base, void *const *src,
                                                  uint32_t n)
 {
 	uint32_t done = 0;
 retry:
 	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "movl 12(%%rax), %%edx\n\t" /* hi, before cur (see above) */
-	                              "movl (%%rax), %%ecx\n\t"   /* cur */
-	                              "subl %%ecx, %%edx\n\t"     /* room = hi - cur */
+	        MCG_RSEQ_ENTER(abort) "movl 12(%%rax), %%edx\n\t" /* hi, before which and cur */
+	                              "movl (%%rax), %%r11d\n\t"  /* the alloc side */
+	                              "movl 16(%%rax,%%r11), %%ecx\n\t" /* its cur */
+	                              "subl %%ecx, %%edx\n\t"           /* room = hi - cur */
 	                              "jle %l[full]\n\t"
 	                              "cmpl %[n], %%edx\n\t"
 	                              "cmova %[n], %%edx\n\t" /* k = min(room, n) */
-	                              "movq 16(%%rax), %%r8\n\t"
+	                              "movq 24(%%rax,%%r11), %%r8\n\t"
 	                              "leaq (%%r8,%%rcx,8), %%r8\n\t" /* &slots[cur] */
 	                              "xorl %%r9d, %%r9d\n\t"
 	                              "6:\n\t"
@@ -236,11 +344,11 @@ retry:
 	                              "jb 6b\n\t"
 	                              "movl %%edx, (%[done])\n\t"
 	                              "addl %%edx, %%ecx\n\t"
-	                              "movl %%ecx, (%%rax)\n\t" /* commit cur+k */
+	                              "movl %%ecx, 16(%%rax,%%r11)\n\t" /* commit cur+k */
 	                              "2:\n\t"
 	        :
 	        : MCG_RSEQ_OPERANDS, [base] "r"(base), [src] "r"(src), [n] "r"(n), [done] "r"(&done)
-	        : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc"
+	        : "rax", "rcx", "rdx", "r8", "r9", "r10", "r11", "memory", "cc"
 	        : abort, full);
 	return done;
 abort:
@@ -249,21 +357,24 @@ full:
 	return 0;
 }
 
-/* Pop up to @n (>= 1) objects into @dst; return how many were popped. */
+/* Pop up to @n (>= 1) objects from the free side into @dst (a flush);
+ * return how many were popped. */
 static inline uint32_t mcg_rseq_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, uint32_t n)
 {
 	uint32_t done = 0;
 retry:
 	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%r8d\n\t" /* lo, before cur (see above) */
-	                              "movl (%%rax), %%ecx\n\t"  /* cur */
+	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%r8d\n\t" /* lo, before which and cur */
+	                              "movl (%%rax), %%r11d\n\t"
+	                              "xorl %[side], %%r11d\n\t"        /* the free side */
+	                              "movl 16(%%rax,%%r11), %%ecx\n\t" /* its cur */
 	                              "movl %%ecx, %%edx\n\t"
 	                              "subl %%r8d, %%edx\n\t" /* avail = cur - lo */
 	                              "jle %l[empty]\n\t"
 	                              "cmpl %[n], %%edx\n\t"
 	                              "cmova %[n], %%edx\n\t" /* k = min(avail, n) */
 	                              "subl %%edx, %%ecx\n\t" /* new cur */
-	                              "movq 16(%%rax), %%r8\n\t"
+	                              "movq 24(%%rax,%%r11), %%r8\n\t"
 	                              "leaq (%%r8,%%rcx,8), %%r8\n\t" /* &slots[cur-k] */
 	                              "xorl %%r9d, %%r9d\n\t"
 	                              "6:\n\t"
@@ -273,11 +384,12 @@ retry:
 	                              "cmpl %%edx, %%r9d\n\t"
 	                              "jb 6b\n\t"
 	                              "movl %%edx, (%[done])\n\t"
-	                              "movl %%ecx, (%%rax)\n\t" /* commit cur-k */
+	                              "movl %%ecx, 16(%%rax,%%r11)\n\t" /* commit cur-k */
 	                              "2:\n\t"
 	        :
-	        : MCG_RSEQ_OPERANDS, [base] "r"(base), [dst] "r"(dst), [n] "r"(n), [done] "r"(&done)
-	        : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc"
+	        : MCG_RSEQ_OPERANDS, [base] "r"(base), [dst] "r"(dst), [n] "r"(n),
+	          [done] "r"(&done), [side] "i"(MCG_PCPU_SIDE_STRIDE)
+	        : "rax", "rcx", "rdx", "r8", "r9", "r10", "r11", "memory", "cc"
 	        : abort, empty);
 	return done;
 abort:
@@ -293,6 +405,7 @@ static inline int mcg_rseq_stack_push_gated(struct mcg_pcpu_stack *b, void *o, c
 {
 	return MCG_PCPU_FAIL;
 }
+static inline int mcg_rseq_stack_swap(struct mcg_pcpu_stack *b) { return MCG_PCPU_FAIL; }
 static inline uint32_t mcg_rseq_stack_push_batch(struct mcg_pcpu_stack *b, void *const *s,
                                                  uint32_t n)
 {
@@ -313,6 +426,8 @@ static inline struct mcg_pcpu_stack *mcg_pcpu_stack_lock_mine(struct mcg_pcpu_st
 	return s;
 }
 
+/* The sections' twins.  The pop swaps the sides itself when the alloc side
+ * is empty and the free side is not (there is no separate swap). */
 void *mcg_cpulock_stack_pop(struct mcg_pcpu_stack *base);
 int mcg_cpulock_stack_push(struct mcg_pcpu_stack *base, void *obj);
 uint32_t mcg_cpulock_stack_push_batch(struct mcg_pcpu_stack *base, void *const *src, uint32_t n);
@@ -320,7 +435,7 @@ uint32_t mcg_cpulock_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, ui
 
 /* ---- the entry points ---- */
 
-/** mcg_pcpu_stack_pop - pop this CPU's top object; NULL if empty or stopped. */
+/** mcg_pcpu_stack_pop - pop this CPU's alloc side; NULL if empty or stopped. */
 static mcg_always_inline void *mcg_pcpu_stack_pop(struct mcg_pcpu_stack *base)
 {
 	if (likely(mcg_percpu_use_rseq()))
@@ -328,7 +443,8 @@ static mcg_always_inline void *mcg_pcpu_stack_pop(struct mcg_pcpu_stack *base)
 	return mcg_cpulock_stack_pop(base);
 }
 
-/** mcg_pcpu_stack_push - push @obj on this CPU.  Return _OK, _FAIL (full) or _DOUBLE. */
+/** mcg_pcpu_stack_push - push @obj on this CPU's free side.  Return _OK, _FAIL (full) or
+ *  _DOUBLE. */
 static mcg_always_inline int mcg_pcpu_stack_push(struct mcg_pcpu_stack *base, void *obj)
 {
 	if (likely(mcg_percpu_use_rseq()))
@@ -336,7 +452,8 @@ static mcg_always_inline int mcg_pcpu_stack_push(struct mcg_pcpu_stack *base, vo
 	return mcg_cpulock_stack_push(base, obj);
 }
 
-/** mcg_pcpu_stack_push_batch - push up to @n objects; return the count pushed. */
+/** mcg_pcpu_stack_push_batch - push up to @n objects on the alloc side (a refill); return
+ *  the count pushed. */
 static inline uint32_t mcg_pcpu_stack_push_batch(struct mcg_pcpu_stack *base, void *const *src,
                                                  uint32_t n)
 {
@@ -345,7 +462,8 @@ static inline uint32_t mcg_pcpu_stack_push_batch(struct mcg_pcpu_stack *base, vo
 	return mcg_cpulock_stack_push_batch(base, src, n);
 }
 
-/** mcg_pcpu_stack_pop_batch - pop up to @n objects; return the count popped. */
+/** mcg_pcpu_stack_pop_batch - pop up to @n objects from the free side (a flush); return the
+ *  count popped. */
 static inline uint32_t mcg_pcpu_stack_pop_batch(struct mcg_pcpu_stack *base, void **dst, uint32_t n)
 {
 	if (mcg_percpu_use_rseq())

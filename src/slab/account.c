@@ -32,6 +32,7 @@
  * locks while stopped; the objcg slow paths take an objcg's spin lock.
  */
 #include <errno.h>
+#include <limits.h>
 
 #include "base/fault.h"
 #include "os/os.h"
@@ -82,6 +83,22 @@ mcg_noinline void mcg_cache_free_tagged_slow(struct mcg_cache *c, struct mcg_sla
 		return;
 	}
 	mcg_cache_free_slow(c, slot, s, why);
+}
+
+int mcg_charges_slot_slow(struct mcg_charges *ch, uint16_t id)
+{
+	unsigned k = ch->n;
+	while (k-- > 0 && ch->id[k] != id)
+		;
+	if (k == UINT_MAX) { /* not there: a new entry */
+		if (ch->n == MCG_CHARGES_MAX)
+			return -1;
+		k = ch->n++;
+		ch->id[k] = id;
+		ch->units[k] = 0;
+	}
+	ch->map[id % MCG_CHARGES_MAP] = (uint8_t)(k + 1);
+	return (int)k;
 }
 
 void mcg_charges_give(struct mcg_charges *ch)
@@ -159,11 +176,11 @@ static void slab_note_objcg(struct mcg_slab *s, mcg_objcg_id_t id)
 	mcg_spin_unlock(&s->lock);
 }
 
-/* An object of @c, as its array slot (tagged or not); 0 if there is none. */
+/* An object of @c, as its array slot (tagged or not); 0 if there is none:
+ * the alloc side, then what the free side holds, then a refill. */
 static uintptr_t slot_alloc(struct mcg_cache *c)
 {
-	void *slot = mcg_percpu_use_rseq() ? mcg_rseq_stack_pop(c->pcpu)
-	                                   : mcg_cpulock_stack_pop(c->pcpu);
+	void *slot = mcg_cache_pop_slot(c);
 	return (uintptr_t)(slot ? slot : mcg_cache_refill(c)); /* fresh: untagged */
 }
 
@@ -219,9 +236,13 @@ static bool arrays_hold_charged(struct mcg_cache *c)
 	for (unsigned cpu = 0; cpu < ncpu && !any; cpu++) {
 		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
 		mcg_lock(&st->lock);
-		uint32_t cur = MCG_MIN(MCG_READ_ONCE(st->cur), c->cpu_cap);
-		for (uint32_t i = 0; i < cur && !any; i++)
-			any = mcg_slot_id((uintptr_t)MCG_READ_ONCE(st->slots[i])) != 0;
+		for (uint32_t side = 0; side <= MCG_PCPU_SIDE_STRIDE && !any;
+		     side += MCG_PCPU_SIDE_STRIDE) {
+			struct mcg_pcpu_side *sd = mcg_pcpu_stack_side(st, side);
+			uint32_t cur = MCG_MIN(MCG_READ_ONCE(sd->cur), c->cpu_cap);
+			for (uint32_t i = 0; i < cur && !any; i++)
+				any = mcg_slot_id((uintptr_t)MCG_READ_ONCE(sd->slots[i])) != 0;
+		}
 		mcg_unlock(&st->lock);
 	}
 	return any;
@@ -238,18 +259,22 @@ static bool arrays_gather(struct mcg_cache *c, struct mcg_charges *r, bool take)
 	unsigned ncpu = mcg_os_nr_cpus();
 	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
 		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
-		for (uint32_t i = 0; i < st->cur; i++) {
-			uintptr_t slot = (uintptr_t)st->slots[i];
-			mcg_objcg_id_t id = mcg_slot_id(slot);
-			if (!id)
-				continue;
-			if (!mcg_charges_add(r, id, c->charge_units))
-				return false;
-			if (take) { /* entry and slot together; tagged still: a double
-				     * free is still seen */
-				void *obj = mcg_slot_obj(slot);
-				*entry_of(slab_of_own(obj), obj) = 0;
-				st->slots[i] = (void *)mcg_slot_tagged(obj, 0);
+		for (uint32_t side = 0; side <= MCG_PCPU_SIDE_STRIDE;
+		     side += MCG_PCPU_SIDE_STRIDE) {
+			struct mcg_pcpu_side *sd = mcg_pcpu_stack_side(st, side);
+			for (uint32_t i = 0; i < sd->cur; i++) {
+				uintptr_t slot = (uintptr_t)sd->slots[i];
+				mcg_objcg_id_t id = mcg_slot_id(slot);
+				if (!id)
+					continue;
+				if (!mcg_charges_add(r, id, c->charge_units))
+					return false;
+				if (take) { /* entry and slot together; tagged still: a
+					     * double free is still seen */
+					void *obj = mcg_slot_obj(slot);
+					*entry_of(slab_of_own(obj), obj) = 0;
+					sd->slots[i] = (void *)mcg_slot_tagged(obj, 0);
+				}
 			}
 		}
 	}

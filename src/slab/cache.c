@@ -57,8 +57,10 @@ mcg_public mcg_entry_aligned void mcg_cache_free(mcg_cache_t *c, void *obj)
 
 /* ------------------------------------------------------------ slow paths */
 
+/* This CPU's node, its array of @c marked busy for aging; no lock held. */
 static unsigned current_node_touch(struct mcg_cache *c)
 {
+	mcg_slab_age_tick();
 	unsigned cpu = mcg_percpu_cpu();
 	struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
 	if (!MCG_READ_ONCE(st->touched))
@@ -66,10 +68,26 @@ static unsigned current_node_touch(struct mcg_cache *c)
 	return mcg_os_cpu_node(cpu);
 }
 
+void *mcg_cache_pop_slot(struct mcg_cache *c)
+{
+	if (!mcg_percpu_use_rseq())
+		return mcg_cpulock_stack_pop(c->pcpu); /* it swaps the sides itself */
+	void *slot = mcg_rseq_stack_pop(c->pcpu);
+	/* Empty: what the free side holds becomes the alloc side's. */
+	while (!slot && mcg_rseq_stack_swap(c->pcpu) == MCG_PCPU_OK)
+		slot = mcg_rseq_stack_pop(c->pcpu);
+	return slot;
+}
+
 mcg_noinline void *mcg_cache_alloc_slow(struct mcg_cache *c)
 {
 	if (!mcg_percpu_use_rseq()) /* the fast path's pop failed: locked mode */
 		return mcg_cache_alloc_cpulock(c);
+	uintptr_t slot = (uintptr_t)mcg_cache_pop_slot(c);
+	if (slot & MCG_SLOT_CHARGED)
+		return mcg_cache_alloc_uncharge(c, slot);
+	if (slot)
+		return (void *)slot;
 	return mcg_cache_refill(c);
 }
 
@@ -160,7 +178,10 @@ static int slab_init_error;
 
 static void fork_prepare(void)
 {
-	/* Every lock in rank order, the group layer's included (group.h). */
+	/* Every lock in rank order, the group layer's included (group.h);
+	 * the reaper's first (it takes no other under it). */
+	mcg_reaper_fork_prepare();
+	mcg_group_fork_lock_drain();
 	mcg_lock_raw(&mcg_cache_list_lock);
 	mcg_group_fork_lock_tree();
 	unsigned ncpu = mcg_os_nr_cpus();
@@ -192,11 +213,19 @@ static void fork_release(void)
 	}
 	mcg_group_fork_unlock_tree();
 	mcg_unlock_raw(&mcg_cache_list_lock);
+	mcg_group_fork_unlock_drain();
+}
+
+static void fork_parent(void)
+{
+	fork_release();
+	mcg_reaper_fork_parent();
 }
 
 static void fork_child(void)
 {
 	fork_release();
+	mcg_reaper_fork_child();
 	mcg_percpu_after_fork_child();
 	/* Only this thread lives on: those that were reclaiming are gone. */
 	mcg_reclaim_gate_ = mcg_reclaim_state_current ? MCG_PCPU_GATE_UNIT : 0;
@@ -209,7 +238,7 @@ static void slab_init_once(void)
 	slab_init_error = mcg_pages_init();
 	mcg_objcg_set_array_hooks(mcg_slab_drain_units, mcg_slab_scan_units);
 	if (!slab_init_error)
-		slab_init_error = -pthread_atfork(fork_prepare, fork_release, fork_child);
+		slab_init_error = -pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 int mcg_slab_init(void)
@@ -266,10 +295,10 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	size_t off_pcpu =
 	        MCG_ALIGN_UP(off_nodes + nnodes * sizeof(struct mcg_cache_node), MCG_PCPU_STRIDE);
 	size_t off_slots = off_pcpu + (size_t)ncpu * MCG_PCPU_STRIDE;
-	/* Each CPU's slots follow a NULL slot of their own: the push compares
-	 * the object with slots[cur - 1] without testing cur for 0. */
-	size_t total =
-	        MCG_ALIGN_UP(off_slots + (size_t)ncpu * (cap + 1) * sizeof(void *), MCG_PAGE_SIZE);
+	/* Each CPU has two sides' slots, each after a NULL slot of its own: the
+	 * push compares the object with slots[cur - 1] without testing cur for 0. */
+	size_t total = MCG_ALIGN_UP(off_slots + (size_t)ncpu * 2 * (cap + 1) * sizeof(void *),
+	                            MCG_PAGE_SIZE);
 	char *mem = mcg_os_map(total, MCG_PAGE_SIZE);
 	if (!mem) {
 		errno = ENOMEM;
@@ -309,7 +338,8 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
 		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
 		mcg_lock_init(&st->lock, MCG_RANK_PCPU);
-		st->slots = c->slot_mem + (size_t)cpu * (cap + 1) + 1;
+		void **mine = c->slot_mem + (size_t)cpu * 2 * (cap + 1);
+		mcg_pcpu_stack_init(st, mine + 1, mine + cap + 2);
 		if (debug)
 			mcg_pcpu_stack_stop(st);
 		else
@@ -413,8 +443,7 @@ mcg_public int mcg_cache_stats(mcg_cache_t *c, mcg_cache_stats_t *st)
 	if (!c->debug) {
 		unsigned ncpu = mcg_os_nr_cpus();
 		for (unsigned cpu = 0; cpu < ncpu; cpu++) {
-			uint32_t cur = MCG_READ_ONCE(mcg_pcpu_stack_of(c->pcpu, cpu)->cur);
-			st->cached_objs += cur;
+			st->cached_objs += mcg_pcpu_stack_count(mcg_pcpu_stack_of(c->pcpu, cpu));
 		}
 	}
 	/* Racy while running (arrays move under us); exact at rest. */

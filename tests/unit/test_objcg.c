@@ -27,6 +27,7 @@
 #include "slab/account.h" /* mcg_objcg_give */
 #include "slab/slab.h"
 #include "group_file.h"
+#include "cache_rest.h"
 #include "test.h"
 
 #define PAGE 4096l
@@ -67,6 +68,24 @@ static void teardown(void)
 	CHECK_EQ(current_bytes(mcg_group_root()), 0);
 	CHECK_EQ(read_key(mcg_group_root(), "memory.stat", "slab"), 0);
 	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
+}
+
+/*
+ * Make the object just freed on this CPU the next one allocated from @k:
+ * pops take the alloc side and frees go on the free side
+ * (percpu/pcpu_stack.h), so hand each CPU's free side to its allocations
+ * now, as a swap does when the alloc side runs dry (the other objects stay
+ * in the array, on the other side).
+ */
+static void reuse_next(mcg_cache_t *k)
+{
+	mcg_cache_arrays_stop(k, NULL);
+	for (unsigned cpu = 0; cpu < mcg_nr_cpus(); cpu++) {
+		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(k->pcpu, cpu);
+		if (mcg_pcpu_stack_free_side(st)->cur)
+			st->which ^= MCG_PCPU_SIDE_STRIDE;
+	}
+	mcg_cache_arrays_start(k, NULL);
 }
 
 static void test_cache_account(void)
@@ -117,7 +136,7 @@ static void test_destroy_returns_array_charges(void)
 	for (int i = 0; i < 100; i++) {
 		void *o = mcg_cache_alloc(k);
 		REQUIRE(o);
-		mcg_cache_free(k, o); /* the second and later reuse the charged object */
+		mcg_cache_free(k, o); /* parked in the array, still charged */
 	}
 	mcg_group_leave(prev);
 	CHECK(current_bytes(c) > 0); /* a page charged, a freed object holds some */
@@ -133,7 +152,7 @@ static void test_destroy_returns_array_charges(void)
  * a freed accounted object stays charged (not in use: memory.stat's slab
  * does not count it) until the object leaves the array.  Popped for the
  * same objcg, nothing moves; for another, the charge moves to it; for an
- * unaccounted allocation, it goes back.  One CPU, so the array is LIFO.
+ * unaccounted allocation, it goes back.  One CPU, and reuse_next().
  */
 static void test_charge_travels_with_object(void)
 {
@@ -150,12 +169,14 @@ static void test_charge_travels_with_object(void)
 	void *o = mcg_cache_alloc_account(k, a);
 	REQUIRE(o);
 	mcg_cache_free(k, o);
+	reuse_next(k);
 	CHECK(current_bytes(a) > 0);                     /* still charged, */
 	CHECK_EQ(read_key(a, "memory.stat", "slab"), 0); /* not in use */
 	void *o2 = mcg_cache_alloc_account(k, a);        /* the same object, its charge kept */
 	CHECK(o2 == o);
 	CHECK_EQ(read_key(a, "memory.stat", "slab"), 64 + (long)sizeof(mcg_objcg_id_t));
 	mcg_cache_free(k, o2);
+	reuse_next(k);
 	void *o3 = mcg_cache_alloc_account(k, b); /* the charge moves to b */
 	CHECK(o3 == o);
 	CHECK_EQ(mcg_obj_group(o3, &owner), 0);
@@ -165,6 +186,7 @@ static void test_charge_travels_with_object(void)
 	CHECK_EQ(current_bytes(a), 0);
 	CHECK_EQ(read_key(b, "memory.stat", "slab"), 64 + (long)sizeof(mcg_objcg_id_t));
 	mcg_cache_free(k, o3);
+	reuse_next(k);
 	void *o4 = mcg_cache_alloc(k); /* unaccounted: the charge goes back */
 	CHECK(o4 == o);
 	CHECK_EQ(mcg_obj_group(o4, &owner), -ENOENT);
@@ -176,12 +198,14 @@ static void test_charge_travels_with_object(void)
 	void *o5 = mcg_cache_alloc_account(k, a);
 	REQUIRE(o5);
 	mcg_cache_free(k, o5);
+	reuse_next(k);
 	mcg_group_drain_stocks();
 	CHECK_EQ(current_bytes(a), 0);
 	CHECK(mcg_cache_alloc_account(k, a) == o5);
 	CHECK_EQ(read_key(a, "memory.stat", "slab"), 64 + (long)sizeof(mcg_objcg_id_t));
 	CHECK(current_bytes(a) > 0);
 	mcg_cache_free(k, o5);
+	reuse_next(k);
 	mcg_group_drain_stocks();
 	CHECK_EQ(current_bytes(a), 0);
 	CHECK(mcg_cache_alloc_account(k, b) == o5); /* charged to b from nothing */
@@ -326,7 +350,7 @@ static void test_flush_many_objcgs(void)
 	for (int r = 0; r < PER; r++)
 		for (int i = 0; i < NG; i++)
 			mcg_cache_free(k, o[r][i]);
-	CHECK(mcg_cache_shrink(k) >= 0); /* the array's rest back to the slabs */
+	check_shrink_all_free(k); /* the array's rest back to the slabs */
 	mcg_group_drain_stocks();
 	for (int i = 0; i < NG; i++) {
 		CHECK_EQ(current_bytes(g[i]), 0);
@@ -431,7 +455,7 @@ static void test_reclaimable_and_explicit(void)
  * cache for the root: its TLS slot_bits start as the root's (ids 1-3), so
  * the object freed and allocated again comes back from its slot still
  * charged to the root; entering a group moves the charge on the next
- * allocation.  One CPU, so the array is LIFO.
+ * allocation.  One CPU, and reuse_next().
  */
 static void root_then_group_body(mcg_group_t *g)
 {
@@ -450,6 +474,7 @@ static void root_then_group_body(mcg_group_t *g)
 	         slab0 + 2 * (64 + (long)sizeof(mcg_objcg_id_t)));
 	mcg_cache_free(k, o2);
 	mcg_cache_free(k, o);
+	reuse_next(k);
 	CHECK(mcg_cache_alloc(k) == o); /* from its slot: the root's still */
 	CHECK_EQ(mcg_obj_group(o, &owner), 0);
 	CHECK(owner == mcg_group_root());
@@ -457,6 +482,7 @@ static void root_then_group_body(mcg_group_t *g)
 	CHECK_EQ(read_key(mcg_group_root(), "memory.stat", "slab"),
 	         slab0 + 64 + (long)sizeof(mcg_objcg_id_t));
 	mcg_cache_free(k, o);
+	reuse_next(k);
 	mcg_group_t *prev = mcg_group_enter(g);
 	CHECK(mcg_cache_alloc(k) == o); /* the charge moves to g */
 	mcg_group_leave(prev);
@@ -689,7 +715,7 @@ static void test_flush_mixed_runs(void)
 	mcg_cache_free(k, o[M / 3 + 1]); /* freed again, not the top: the flush finds it */
 	for (int i = M / 3 + 2; i < M; i++)
 		mcg_cache_free(k, o[i]);
-	CHECK(mcg_cache_shrink(k) >= 0); /* every array flushed */
+	check_shrink_all_free(k); /* every array flushed */
 	CHECK_EQ(reports, 1);
 	mcg_set_report_handler(prev);
 	mcg_group_drain_stocks();
@@ -865,7 +891,7 @@ static void test_huge_objects_charge_exactly(void)
 			check_parts(c);
 			for (int i = 0; i < M; i++)
 				mcg_cache_free(k, o[i]);
-			CHECK(mcg_cache_shrink(k) >= 0); /* the arrays flush: runs of M objects */
+			check_shrink_all_free(k); /* the arrays flush: runs of M objects */
 			mcg_group_drain_stocks();
 			CHECK_EQ(current_bytes(c), 0);
 			CHECK_EQ(read_key(c, "memory.stat", "slab"), 0);
@@ -907,6 +933,7 @@ static void test_ids_run_out(void)
 	void *o = mcg_cache_alloc_account(k, last);
 	REQUIRE(o);
 	mcg_cache_free(k, o);
+	reuse_next(k);
 	CHECK(mcg_cache_alloc_account(k, last) == o); /* from its slot, still charged */
 	CHECK_EQ(read_key(last, "memory.stat", "slab"), 64 + (long)sizeof(mcg_objcg_id_t));
 	mcg_cache_free(k, o);
@@ -1008,7 +1035,7 @@ int main(int argc, char **argv)
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED")) {
 		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
-		rc = rc || test_run_locked(argv);
+		rc = test_merge(rc, test_run_locked(argv));
 	}
 	return rc;
 }

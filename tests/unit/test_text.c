@@ -34,10 +34,10 @@ static void test_defaults(void)
 	                                 "pgscan 0\npgsteal 0\npgscan_direct 0\npgscan_kswapd 0\n"
 	                                 "pgscan_proactive 0\npgsteal_direct 0\npgsteal_kswapd 0\n"
 	                                 "pgsteal_proactive 0\nthrottled_ms 0\n"));
-	CHECK(!strcmp(rd("memory.events"),
-	              "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n"));
-	CHECK(!strcmp(rd("memory.events.local"),
-	              "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n"));
+	CHECK(!strcmp(rd("memory.events"), "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n"));
+	CHECK(!strcmp(rd("memory.events.local"), "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n"));
+	CHECK_EQ(mcg_group_read(g, "memory.oom.group", buf, sizeof(buf)), -ENOENT);
+	CHECK_EQ(mcg_group_write(g, "memory.oom.group", "1"), -ENOENT); /* no group kill */
 	CHECK(!strcmp(rd("cgroup.stat"), "nr_descendants 0\nnr_dying_descendants 0\n"));
 }
 
