@@ -316,6 +316,15 @@ const char *mcg_group_stat_name(enum mcg_group_stat item, bool *bytes);
 
 /* ---- stock.c ---- */
 
+/*
+ * A charge that misses the stock and finds neither its group's entry nor an
+ * empty one evicts an entry (round robin) once in this many such misses,
+ * per thread: for the group's parent, or for the group once the parent's
+ * entry serves it; the others go through the parent's entry or charge only
+ * their own pages (group/stock.c).
+ */
+#define MCG_GROUP_STOCK_EVICT_EVERY 64u
+
 /** mcg_stock_init - allocate the per-CPU stocks (once, from mcg_group_init()). */
 void mcg_stock_init(void);
 
@@ -351,8 +360,6 @@ void mcg_group_uncharge_pages(mcg_group_t *g, unsigned long nr);
  */
 bool mcg_group_uncharge_stocked(mcg_group_t *g, unsigned long nr);
 
-/** mcg_stock_pick_entry - the word of this CPU's @words to install @key in (a hint). */
-unsigned mcg_stock_pick_entry(struct mcg_pcpu_word *words, uint64_t key);
 /**
  * mcg_stock_drain_words - stop every CPU's @words (@nbanks banks of them,
  * mcg_pcpu_word_bank()), fence, take their words (all, or those of key
