@@ -20,6 +20,8 @@ static const struct {
          "examples/kvcache under redis-benchmark: tenants vs one group vs redis-server"},
         {"control", bench_control_main,
          "the control socket off / on / polled: its cost to the fast paths"},
+        {"dirty", bench_dirty_main,
+         "seed 004: page cache dirty limits - overhead, throughput, bound, fairness, pauses"},
         {"soak", bench_soak_main,
          "a long run of everything at once (--minutes N): exact at the end, RSS bounded"},
 };

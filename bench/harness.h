@@ -95,6 +95,7 @@ int bench_reclaim_main(int argc, char **argv); /* bench_reclaim.c */
 int bench_objcg_main(int argc, char **argv);   /* bench_objcg.c */
 int bench_kvcache_main(int argc, char **argv); /* bench_kvcache.c */
 int bench_control_main(int argc, char **argv); /* bench_control.c */
+int bench_dirty_main(int argc, char **argv);   /* bench_dirty.c */
 int bench_soak_main(int argc, char **argv);    /* bench_soak.c */
 
 /** bench_group_key - the value of line "@key N" of @file (memory.stat...) of group @g, or -1. */

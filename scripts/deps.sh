@@ -8,6 +8,7 @@
 #               checks the metrics), util-linux and bsdutils (setpriv runs a
 #               client as another user; script gives memcg top a terminal)
 #   baselines:  libjemalloc2, libmimalloc2.0, libtcmalloc-minimal4 (benchmarks)
+#   plots:      gnuplot-nox (memcg bench dirty --plot)
 #   proof:      clang, libclang-rt-14-dev (libFuzzer and its sanitizer runtimes:
 #               tests/fuzz, scripts/fuzz.sh), valgrind (scripts/valgrind.sh),
 #               gcovr (scripts/coverage.sh, scripts/mutate.sh)
@@ -19,7 +20,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config python3 perl git clang-format
       clang libclang-rt-14-dev valgrind gcovr
       libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 redis-server redis-tools
-      libmicrohttpd-dev curl prometheus util-linux bsdutils)
+      libmicrohttpd-dev curl prometheus util-linux bsdutils gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

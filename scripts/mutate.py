@@ -12,8 +12,8 @@
 # 3. Each mutant: the file changed in a copy of the sources (build-mut/tree),
 #    only its objects and the covering tests' executables rebuilt (release
 #    flags with the debug checks on, as the sanitizer trees run the suite),
-#    then the tests that execute the mutated line, two at a time, stopping
-#    at the first failure (or a timeout: 5x the slowest one's own time, at
+#    then the tests that execute the mutated line - the file's own test
+#    alone first, then the others two at a time - stopping at the first failure (or a timeout: 5x the slowest one's own time, at
 #    least 20 s), which kills it.  A mutant that does not
 #    compile is stillborn (not counted); one on a line no test executes
 #    survives without a run.
@@ -227,21 +227,26 @@ def run_mutant(m, tmap, log):
     lines[m["line"] - 1] = m["new"]
     try:
         open(path, "w").write("\n".join(lines))
-        b = sh(["cmake", "--build", BUILD, "-j", "2", "--target"] + [target_of(t) for t in covering],
-               capture_output=True, text=True)
-        if b.returncode != 0:
-            res.update(status="stillborn")
-            return res
-        limit = max(20, int(5 * max(tmap[t]["seconds"] for t in covering)))
-        r = sh(["ctest", "-j", "2", "--stop-on-failure", "--timeout", str(limit), "-R",
-                "^(" + "|".join(re.escape(t) for t in covering) + ")$"], cwd=BUILD,
-               capture_output=True, text=True)
-        if r.returncode != 0:
-            failed = re.findall(r"Test\s+#\d+: (\S+) \.+\**(Failed|Timeout|Exception|"
-                                r"Subprocess aborted|Child aborted|SEGFAULT)", r.stdout)
-            res.update(status="killed", by=failed[0][0] if failed else "?",
-                       timeout=bool(failed) and failed[0][1] == "Timeout")
-            return res
+        # the file's own test alone first (it kills most), then the rest together
+        own = [t for t in covering if t.endswith("/test_" + base)]
+        for batch in ([own, [t for t in covering if t not in own]] if own else [covering]):
+            if not batch:
+                continue
+            b = sh(["cmake", "--build", BUILD, "-j", "2", "--target"] +
+                   [target_of(t) for t in batch], capture_output=True, text=True)
+            if b.returncode != 0:
+                res.update(status="stillborn")
+                return res
+            limit = max(20, int(5 * max(tmap[t]["seconds"] for t in batch)))
+            r = sh(["ctest", "-j", "2", "--stop-on-failure", "--timeout", str(limit), "-R",
+                    "^(" + "|".join(re.escape(t) for t in batch) + ")$"], cwd=BUILD,
+                   capture_output=True, text=True)
+            if r.returncode != 0:
+                failed = re.findall(r"Test\s+#\d+: (\S+) \.+\**(Failed|Timeout|Exception|"
+                                    r"Subprocess aborted|Child aborted|SEGFAULT)", r.stdout)
+                res.update(status="killed", by=failed[0][0] if failed else "?",
+                           timeout=bool(failed) and failed[0][1] == "Timeout")
+                return res
         res.update(status="survived", reason=f"{len(covering)} tests pass")
         return res
     finally:

@@ -97,6 +97,15 @@ struct mcg_group {
 	 * reclaim/vmscan.c's cursor lock. */
 	struct mcg_group *reclaim_pos;
 	unsigned long reclaim_gen;
+	/* pagecache/: this group's page-cache state (struct mcg_pcg), created
+	 * on first use (atomic pointer), released through the file ops. */
+	void *pagecache;
+	/* memory.dirty_ratio / dirty_background_ratio (percent) and
+	 * memory.dirty_bytes / dirty_background_bytes: -1 follows the
+	 * process-wide options; copied from the parent at creation; writing
+	 * one zeroes its twin (atomic). */
+	int dirty_ratio, dirty_background_ratio;
+	long dirty_bytes, dirty_background_bytes;
 	struct mcg_group *name_next; /* group/names.c's chain, while online (tree lock) */
 	uint8_t name_len;            /* strlen(name) */
 	char name[MCG_GROUP_NAME_MAX + 1];
@@ -129,6 +138,33 @@ struct mcg_group_reclaim_ops {
 	 * watermark: kswapd's wakeup).  Any context, no lock taken. */
 	void (*root_charged)(long root_pages);
 };
+
+/*
+ * The page cache's entry points (pagecache/), installed when it starts:
+ * the group layer is below it and calls up only through these.
+ */
+struct mcg_group_file_ops {
+	/* @g was taken offline (after its objcgs moved): reparent its pages. */
+	void (*offline)(mcg_group_t *g);
+	/* @g is being freed: drop its page-cache state. */
+	void (*release)(mcg_group_t *g);
+	/* Pages of file data charged to @g's subtree (memory.stat "file"). */
+	long (*file_pages)(mcg_group_t *g);
+	/* @g's memory.stat lines of the page cache: at most @len bytes, NUL-terminated. */
+	void (*stat)(mcg_group_t *g, char *buf, size_t len);
+};
+
+/** The installed file ops, NULL before the page cache starts (atomic pointer). */
+extern const struct mcg_group_file_ops *mcg_group_file_ops;
+
+/** mcg_group_set_file_ops - install @ops (once, when the page cache starts). */
+void mcg_group_set_file_ops(const struct mcg_group_file_ops *ops);
+
+/** mcg_group_file_ops_get - the installed file ops or NULL (acquire load). */
+static inline const struct mcg_group_file_ops *mcg_group_file_ops_get(void)
+{
+	return __atomic_load_n(&mcg_group_file_ops, __ATOMIC_ACQUIRE);
+}
 
 /** The installed reclaim ops, NULL before mcg_reclaim_init() (atomic pointer). */
 extern const struct mcg_group_reclaim_ops *mcg_group_reclaim_ops;
@@ -280,6 +316,15 @@ const char *mcg_group_stat_name(enum mcg_group_stat item, bool *bytes);
 
 /* ---- stock.c ---- */
 
+/*
+ * A charge that misses the stock and finds neither its group's entry nor an
+ * empty one evicts an entry (round robin) once in this many such misses,
+ * per thread: for the group's parent, or for the group once the parent's
+ * entry serves it; the others go through the parent's entry or charge only
+ * their own pages (group/stock.c).
+ */
+#define MCG_GROUP_STOCK_EVICT_EVERY 64u
+
 /** mcg_stock_init - allocate the per-CPU stocks (once, from mcg_group_init()). */
 void mcg_stock_init(void);
 
@@ -315,8 +360,6 @@ void mcg_group_uncharge_pages(mcg_group_t *g, unsigned long nr);
  */
 bool mcg_group_uncharge_stocked(mcg_group_t *g, unsigned long nr);
 
-/** mcg_stock_pick_entry - the word of this CPU's @words to install @key in (a hint). */
-unsigned mcg_stock_pick_entry(struct mcg_pcpu_word *words, uint64_t key);
 /**
  * mcg_stock_drain_words - stop every CPU's @words (@nbanks banks of them,
  * mcg_pcpu_word_bank()), fence, take their words (all, or those of key

@@ -2,8 +2,9 @@
 /*
  * test_page_counter.c - hierarchical page counters (group/page_counter.c):
  * charge at every level, try_charge reporting the failing ancestor with
- * nothing left charged, failcnt, watermark, forced charge, margin, and the
- * propagated protected usage (children_min_usage / children_low_usage).
+ * nothing left charged, failcnt, watermark, forced charge, margin, the
+ * propagated protected usage (children_min_usage / children_low_usage), and
+ * charges and uncharges of the levels below an ancestor only (_upto).
  *
  *     root (unlimited)
  *      `- a (max 100)
@@ -68,6 +69,50 @@ static void test_charge_hierarchy(void)
 	CHECK_EQ(mcg_page_counter_get(&a, watermark), 105); /* peak stays */
 	CHECK_EQ(mcg_page_counter_get(&b, watermark), 50);
 	CHECK_EQ(mcg_page_counter_get(&c, watermark), 55);
+}
+
+/* The levels below @stop only: the charge stock's charges through an ancestor's entry. */
+static void test_upto(void)
+{
+	setup();
+	struct mcg_page_counter *fail = NULL;
+	CHECK(mcg_page_counter_try_charge_upto(&b, &a, 40, &fail));
+	CHECK_EQ(mcg_page_counter_read(&b), 40);
+	CHECK_EQ(mcg_page_counter_read(&a), 0); /* stop is excluded */
+	CHECK_EQ(mcg_page_counter_read(&root), 0);
+	CHECK_EQ(mcg_page_counter_get(&b, watermark), 40);
+	/* b's max still holds; a's does not count (a is not charged) */
+	CHECK(!mcg_page_counter_try_charge_upto(&b, &a, 21, &fail));
+	CHECK(fail == &b);
+	CHECK_EQ(mcg_page_counter_get(&b, failcnt), 1);
+	CHECK_EQ(mcg_page_counter_read(&b), 40);
+	mcg_page_counter_charge(&c, 95); /* a at 95 of 100: b's 20 more fit below a */
+	CHECK(mcg_page_counter_try_charge_upto(&b, &a, 20, &fail));
+	CHECK_EQ(mcg_page_counter_read(&b), 60);
+	CHECK_EQ(mcg_page_counter_read(&a), 95);
+	/* up to root: b and a, not root; a's max now counts */
+	CHECK(!mcg_page_counter_try_charge_upto(&c, &root, 6, &fail));
+	CHECK(fail == &a);
+	CHECK_EQ(mcg_page_counter_read(&c), 95); /* backed out */
+	CHECK(mcg_page_counter_try_charge_upto(&c, &root, 5, &fail));
+	CHECK_EQ(mcg_page_counter_read(&a), 100);
+	CHECK_EQ(mcg_page_counter_read(&root), 95);
+	/* NULL: every level, as mcg_page_counter_try_charge */
+	CHECK(!mcg_page_counter_try_charge_upto(&c, NULL, 1, &fail));
+	CHECK(fail == &a);
+	mcg_page_counter_uncharge_upto(&c, &root, 5);
+	CHECK_EQ(mcg_page_counter_read(&c), 95);
+	CHECK_EQ(mcg_page_counter_read(&a), 95);
+	CHECK_EQ(mcg_page_counter_read(&root), 95);
+	mcg_page_counter_uncharge_upto(&b, &a, 60);
+	CHECK_EQ(mcg_page_counter_read(&b), 0);
+	CHECK_EQ(mcg_page_counter_read(&a), 95);
+	mcg_page_counter_uncharge_upto(&c, &c, 95); /* stop == c: nothing */
+	CHECK_EQ(mcg_page_counter_read(&c), 95);
+	mcg_page_counter_uncharge_upto(&c, NULL, 95);
+	CHECK_EQ(mcg_page_counter_read(&c), 0);
+	CHECK_EQ(mcg_page_counter_read(&a), 0);
+	CHECK_EQ(mcg_page_counter_read(&root), 0);
 }
 
 static void test_set_max_below_usage(void)
@@ -267,6 +312,7 @@ static void test_racing_try_charge(void)
 int main(void)
 {
 	RUN(test_charge_hierarchy);
+	RUN(test_upto);
 	RUN(test_set_max_below_usage);
 	RUN(test_protected_usage);
 	RUN(test_racing_try_charge);
