@@ -209,12 +209,12 @@ struct mcg_pcg *mcg_pcg_of(mcg_group_t *g)
 	if (!p)
 		return NULL;
 	mcg_pcg_get(parent);
-	struct mcg_pcg *old = NULL;
-	if (!__atomic_compare_exchange_n(&g->pagecache, &old, p, false, __ATOMIC_ACQ_REL,
+	void *old = NULL; /* g->pagecache's own type (clang checks it) */
+	if (!__atomic_compare_exchange_n(&g->pagecache, &old, (void *)p, false, __ATOMIC_ACQ_REL,
 	                                 __ATOMIC_ACQUIRE)) {
 		mcg_pcg_put(parent);
 		pcg_free(p);
-		return old;
+		return (struct mcg_pcg *)old;
 	}
 	/* Created while its group went offline, perhaps after the hook ran:
 	 * forward now (offline() does it once). */

@@ -9,7 +9,9 @@
  * up to MAX_CACHES caches, up to MAX_OBJS live objects (cache objects and
  * kmalloc blocks, accounted or not), pages charged with mcg_charge(), one
  * memcg-aware shrinker over one list_lru that frees the objects put on it,
- * and an OOM policy that frees its victim's objects.
+ * an OOM policy that frees its victim's objects, and MAX_FILES files
+ * through the page cache (memcg/file.h) - written, read, fsynced,
+ * truncated, with injected I/O errors - each with a copy of its bytes.
  *
  * Each operation is one byte of opcode plus argument bytes (missing bytes
  * read as 0); the operation table, ops[], is where a new part of the API
@@ -25,6 +27,11 @@
  *    before) unless forced;
  *  - an object never overlaps another live one, and its bytes are as its
  *    owner last wrote them when it is freed (nothing lost or doubled);
+ *  - a file reads back what was written to it, whatever I/O failed meanwhile
+ *    (a failed writeback keeps the pages dirty); at the end, once fsync
+ *    succeeds, the backing file holds exactly those bytes; the page cache's
+ *    pages are part of memory.current ("file" in memory.stat), and gone
+ *    once the files are closed and the caches dropped;
  *  - at the end, after freeing everything: every cache is empty and
  *    destroys, every group's usage is 0, the root is back where it began,
  *    and no report but the expected leaks at a busy cache's destroy.
@@ -41,7 +48,12 @@
 #include <string.h>
 #include <time.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "memcg/debug.h"
+#include "memcg/file.h"
 #include "memcg/group.h"
 #include "memcg/kmalloc.h"
 #include "memcg/memcg.h"
@@ -113,6 +125,19 @@ static struct {
 	unsigned long reports[MCG_REPORT_LEAK + 1];
 	const void *busy; /* an object a call is using: the OOM policy leaves it */
 } w;
+
+#define MAX_FILES 2
+#define FILE_MAX (192 << 10) /* bytes a file of the world may hold */
+
+struct fstate {
+	mcg_file_t *h; /* NULL: closed */
+	bool used;     /* opened during this input (the first open truncates) */
+	size_t size;
+	uint8_t *copy; /* FILE_MAX bytes: what the file must read */
+};
+static struct fstate files[MAX_FILES];
+static char file_dir[64];
+static bool io_armed; /* an I/O fault may still fire: errors are allowed */
 
 static mcg_shrinker_t *shrinker;
 static mcg_list_lru_t *lru;
@@ -193,7 +218,10 @@ static void check_world(void)
 		if (!x->held && r)
 			continue;
 		mcg_group_t *g = r ? x->g : mcg_group_root();
-		long want = model_usage(r) + (r ? 0 : w.root_base);
+		/* the page cache's pages: what memory.stat says of them, checked
+		 * against memory.current (and at the end, gone) */
+		long file_pages = read_long(g, "memory.stat", "file") / (long)PAGE;
+		long want = model_usage(r) + (r ? 0 : w.root_base) + file_pages;
 		long got = usage_pages(g);
 		if (got != want) {
 			fprintf(stderr, "group %d (%s, %s): memory.current %ld pages, model %ld\n",
@@ -742,6 +770,126 @@ static void op_shrink(struct in *in)
 		FUZZ_ASSERT(mcg_cache_shrink(w.cache[s]) >= 0);
 }
 
+/* ------------------------------------------------------------ files */
+
+static void file_path(int k, char *p, size_t len) { snprintf(p, len, "%s/f%d", file_dir, k); }
+
+static void op_file_open(struct in *in)
+{
+	unsigned k = u8(in) % MAX_FILES, how = u8(in);
+	int r = pick_group(in);
+	struct fstate *f = &files[k];
+	if (f->h)
+		return;
+	char p[96];
+	file_path((int)k, p, sizeof(p));
+	mcg_file_opts_t o = {.group = how & 1 ? gptr(r) : NULL,
+	                     .flags = how & 2 ? MCG_FILE_NO_DIRECT : 0};
+	int ret = mcg_file_open(p, O_RDWR | O_CREAT | (f->used ? 0 : O_TRUNC), 0600, &o, &f->h);
+	if (ret) {
+		FUZZ_ASSERT(io_armed || ret == -ENOMEM);
+		f->h = NULL;
+		return;
+	}
+	if (!f->used)
+		f->size = 0;
+	f->used = true;
+	FUZZ_ASSERT(mcg_file_size(f->h) == (off_t)f->size);
+}
+
+static void op_file_close(struct in *in)
+{
+	struct fstate *f = &files[u8(in) % MAX_FILES];
+	if (f->h) {
+		FUZZ_ASSERT(mcg_file_close(f->h) == 0);
+		f->h = NULL;
+	}
+}
+
+static void op_file_write(struct in *in)
+{
+	struct fstate *f = &files[u8(in) % MAX_FILES];
+	size_t off = (size_t)u16(in) * 3 % FILE_MAX, len = 1 + u16(in) % 20000;
+	unsigned seed = u8(in);
+	if (!f->h)
+		return;
+	if (len > FILE_MAX - off)
+		len = FILE_MAX - off;
+	static uint8_t buf[20000];
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(seed + i * 13);
+	ssize_t ret = mcg_file_pwrite(f->h, buf, len, (off_t)off);
+	if (ret < 0) { /* over a limit, or a writeback error refusing new data */
+		FUZZ_ASSERT(ret == -ENOMEM || ret == -EIO || ret == -ENOSPC);
+		return;
+	}
+	FUZZ_ASSERT((size_t)ret <= len);
+	if (off > f->size) /* a hole reads as zeros */
+		memset(f->copy + f->size, 0, off - f->size);
+	memcpy(f->copy + off, buf, (size_t)ret);
+	if (off + (size_t)ret > f->size && ret > 0)
+		f->size = off + (size_t)ret;
+	FUZZ_ASSERT(mcg_file_size(f->h) == (off_t)f->size);
+}
+
+static void op_file_read(struct in *in)
+{
+	struct fstate *f = &files[u8(in) % MAX_FILES];
+	size_t off = (size_t)u16(in) * 3 % (FILE_MAX + 4096), len = 1 + u16(in) % 30000;
+	if (!f->h)
+		return;
+	static uint8_t buf[30000];
+	ssize_t ret = mcg_file_pread(f->h, buf, len, (off_t)off);
+	if (ret < 0) {
+		FUZZ_ASSERT(ret == -ENOMEM || (io_armed && ret == -EIO));
+		return;
+	}
+	size_t want = off >= f->size ? 0 : f->size - off < len ? f->size - off : len;
+	FUZZ_ASSERT((size_t)ret == want || (io_armed && (size_t)ret < want));
+	FUZZ_ASSERT(!memcmp(buf, f->copy + off, (size_t)ret));
+}
+
+static void op_file_fsync(struct in *in)
+{
+	struct fstate *f = &files[u8(in) % MAX_FILES];
+	if (!f->h)
+		return;
+	int ret = mcg_file_fsync(f->h);
+	FUZZ_ASSERT(ret == 0 || ret == -EIO || ret == -ENOSPC);
+}
+
+static void op_file_truncate(struct in *in)
+{
+	struct fstate *f = &files[u8(in) % MAX_FILES];
+	size_t size = (size_t)u16(in) * 3 % FILE_MAX;
+	if (!f->h || io_armed) /* a failed ftruncate leaves the cache as it may */
+		return;
+	int ret = mcg_file_truncate(f->h, (off_t)size);
+	FUZZ_ASSERT(ret == 0);
+	if (size > f->size)
+		memset(f->copy + f->size, 0, size - f->size);
+	f->size = size;
+	FUZZ_ASSERT(mcg_file_size(f->h) == (off_t)size);
+}
+
+/* The Nth backing read, write or sync (not truncate) fails with EIO or ENOSPC. */
+static void op_io_fault(struct in *in)
+{
+	unsigned nth = 1 + u8(in) % 6, kinds = u8(in), err = u8(in) % 2 ? EIO : ENOSPC;
+	unsigned ops = (kinds & 1 ? MCG_FAULT_IO_READ : 0) | (kinds & 2 ? MCG_FAULT_IO_WRITE : 0) |
+	               (kinds & 4 ? MCG_FAULT_IO_SYNC : 0) | (kinds & 8 ? MCG_FAULT_IO_OPEN : 0);
+	if (!ops)
+		ops = MCG_FAULT_IO_WRITE;
+	FUZZ_ASSERT(mcg_fault_inject_io(nth, (kinds & 16) != 0, (int)err, ops) == 0);
+	io_armed = true;
+}
+
+static void op_drop_caches(struct in *in)
+{
+	(void)in;
+	FUZZ_ASSERT(mcg_file_drop_caches() >= 0);
+}
+
 /* The operation table: a new part of the API adds its operations here. */
 static const struct {
 	const char *name;
@@ -766,6 +914,15 @@ static const struct {
         {"oom_policy", op_policy},
         {"lru_del", op_lru_del},
         {"shrink", op_shrink},
+        {"file_open", op_file_open},
+        {"file_close", op_file_close},
+        {"file_write", op_file_write},
+        {"file_write", op_file_write},
+        {"file_read", op_file_read},
+        {"file_fsync", op_file_fsync},
+        {"file_truncate", op_file_truncate},
+        {"io_fault", op_io_fault},
+        {"drop_caches", op_drop_caches},
 };
 #define NOPS (sizeof(ops) / sizeof(ops[0]))
 
@@ -773,6 +930,16 @@ static const struct {
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void remove_files(void)
+{
+	char p[96];
+	for (int k = 0; k < MAX_FILES; k++) {
+		file_path(k, p, sizeof(p));
+		unlink(p);
+	}
+	rmdir(file_dir);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -785,15 +952,56 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	                                                      .flags = MCG_SHRINKER_MEMCG_AWARE},
 	                                &shrinker) == 0);
 	FUZZ_ASSERT(mcg_list_lru_create(shrinker, &lru) == 0);
+	snprintf(file_dir, sizeof(file_dir), "/tmp/memcg-fuzz-api-%d", (int)getpid());
+	FUZZ_ASSERT(mkdir(file_dir, 0700) == 0 || errno == EEXIST);
+	atexit(remove_files);
+	for (int k = 0; k < MAX_FILES; k++)
+		FUZZ_ASSERT((files[k].copy = calloc(1, FILE_MAX)));
 	return 0;
 }
 
 /* Undo everything, checking each step; the world is empty again after. */
+/* Every file's bytes on disk, once fsync succeeds: nothing written was lost. */
+static void files_teardown(void)
+{
+	mcg_fault_inject_io(0, 0, 0, 0);
+	io_armed = false;
+	for (int k = 0; k < MAX_FILES; k++) {
+		struct fstate *f = &files[k];
+		if (!f->used)
+			continue;
+		if (!f->h) {
+			char p[96];
+			file_path(k, p, sizeof(p));
+			FUZZ_ASSERT(mcg_file_open(p, O_RDWR, 0, NULL, &f->h) == 0);
+		}
+		int ret = mcg_file_fsync(f->h); /* reports an error of before, once */
+		if (ret)
+			ret = mcg_file_fsync(f->h);
+		FUZZ_ASSERT(ret == 0);
+		FUZZ_ASSERT(mcg_file_close(f->h) == 0);
+		f->h = NULL;
+		char p[96];
+		file_path(k, p, sizeof(p));
+		int fd = open(p, O_RDONLY);
+		FUZZ_ASSERT(fd >= 0);
+		struct stat sb;
+		FUZZ_ASSERT(fstat(fd, &sb) == 0 && (size_t)sb.st_size == f->size);
+		static uint8_t disk[FILE_MAX];
+		FUZZ_ASSERT(pread(fd, disk, f->size, 0) == (ssize_t)f->size);
+		FUZZ_ASSERT(!memcmp(disk, f->copy, f->size));
+		close(fd);
+		f->used = false;
+	}
+	FUZZ_ASSERT(mcg_file_drop_caches() >= 0);
+}
+
 static void teardown(void)
 {
 	while (w.depth)
 		op_leave(&(struct in){NULL, 0});
 	check_world();
+	files_teardown();
 	while (w.nobj)
 		obj_free(w.nobj - 1);
 	for (int r = 0; r < w.ngroups; r++)
