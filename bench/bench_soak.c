@@ -14,9 +14,12 @@
  * entries of a reclaimable accounted cache put on a memcg-aware list_lru
  * (freed only by its shrinker, i.e. by reclaim), reads of memory.stat, an
  * explicit mcg_reclaim(), limit changes, a private cache created, used and
- * destroyed - then leave.  One churn thread replaces slots' groups all the
+ * destroyed, its own file through the page cache (written, read back
+ * against a copy, fsynced, truncated; its pages charged to the group it is
+ * in) - then leave.  One churn thread replaces slots' groups all the
  * time: the new group goes in, the old one is removed while workers are
- * still in it and still allocate in it.  An OOM policy "kills" the tenant
+ * still in it and still allocate in it; now and then it arms an I/O fault
+ * (a backing read, write or sync fails with EIO or ENOSPC).  An OOM policy "kills" the tenant
  * over its limit: its workers free their private objects at their next step.
  * A further part of the library adds its work to worker_step()'s table.
  *
@@ -27,7 +30,9 @@
  *    bytes are charged, so bounded by the parent's limit; the rest is free
  *    objects waiting in CPU arrays and partly used slabs (at most as much
  *    again), and the sanitizer's and threads' own memory (the slack).
- * At the end, with every worker stopped and every object freed: every
+ * At the end, with every worker stopped: once fsync succeeds each file on
+ * disk holds every byte written to it (a failed writeback lost nothing);
+ * with the files closed, the caches dropped and every object freed: every
  * group's usage is 0, the root's is back to where it began, every cache is
  * empty and destroys, and once the slabs are shrunk and aged the mapped
  * bytes and the RSS are back within SOAK_MAPPED_SLACK and SOAK_RSS_END_SLACK
@@ -46,7 +51,12 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include "memcg/debug.h"
+#include "memcg/file.h"
 #include "memcg/group.h"
 #include "memcg/kmalloc.h"
 #include "memcg/reclaim.h"
@@ -58,11 +68,14 @@
 #define SOAK_RSS_SLACK (64L << 20)
 #define SOAK_MAPPED_SLACK (16L << 20)
 #define SOAK_RSS_END_SLACK (16L << 20)
-#define SOAK_META_OBJS 16 /* objects the library's tables may keep after growing */
+#define SOAK_META_OBJS                                                                             \
+	32 /* objects the library's tables (and their slabs' vectors) keep once grown */
 #define SOAK_MAX_CACHES 128
 #define SOAK_RING 1024 /* private objects a worker holds at most */
 #define SOAK_BURST 256 /* operations per visit to a group */
 #define SOAK_MAX_SAMPLES 4096
+#define SOAK_FILE_MAX (256 << 10) /* bytes of a worker's file */
+#define MCG_SOAK_MIN(a, b) ((a) < (b) ? (a) : (b))
 
 struct slot {
 	pthread_mutex_t lock;
@@ -93,6 +106,13 @@ struct worker {
 	struct held ring[SOAK_RING];
 	unsigned head, n;
 	unsigned long ops, allocs, enomem, charges, entries, reclaims, caches, oom_frees;
+	/* its file through the page cache, charged to the group it is in, and
+	 * what the file must hold */
+	mcg_file_t *file;
+	char path[64];
+	uint8_t *copy;
+	size_t size;
+	unsigned long file_writes, file_reads, file_syncs, file_errors;
 };
 
 static struct {
@@ -102,7 +122,7 @@ static struct {
 	mcg_shrinker_t *shrinker;
 	mcg_list_lru_t *lru;
 	atomic_bool stop;
-	atomic_ulong replaced, oom_kills, shrunk, shrink_calls;
+	atomic_ulong replaced, oom_kills, shrunk, shrink_calls, io_faults;
 } S;
 
 static uint64_t rnd(uint64_t *s)
@@ -217,8 +237,15 @@ static mcg_group_t *slot_take(int i, unsigned *gen)
 static void *churn_main(void *arg)
 {
 	uint64_t r = 0x9e3779b97f4a7c15ull;
-	while (!S.stop) {
+	for (unsigned long i = 0; !S.stop; i++) {
 		slot_replace((int)(rnd(&r) % SOAK_SLOTS));
+		if (i % 32 == 0) { /* a backing read, write or sync soon fails */
+			uint64_t f = rnd(&r);
+			mcg_fault_inject_io(1 + f % 64, 0, f & 1 ? EIO : ENOSPC,
+			                    MCG_FAULT_IO_READ | MCG_FAULT_IO_WRITE |
+			                            MCG_FAULT_IO_SYNC);
+			S.io_faults++;
+		}
 		usleep(2000 + rnd(&r) % 8000);
 	}
 	return NULL;
@@ -271,6 +298,65 @@ static void ring_kill(struct worker *w, int slot, unsigned gen)
 	memcpy(w->ring, tmp, keep * sizeof(tmp[0]));
 	w->head = 0;
 	w->n = keep;
+}
+
+/* A file operation: write, read back against the copy, fsync, truncate.
+ * Errors are the injected ones (and ENOMEM at a limit): nothing is lost. */
+static void file_step(struct worker *w, uint64_t r)
+{
+	static __thread uint8_t buf[16384];
+	size_t off = (r >> 16) % SOAK_FILE_MAX, len = 1 + (r >> 36) % sizeof(buf);
+	if (len > SOAK_FILE_MAX - off)
+		len = SOAK_FILE_MAX - off;
+	switch ((r >> 8) % 8) {
+	case 0:
+	case 1:
+	case 2:
+	case 3: {
+		for (size_t i = 0; i < len; i++)
+			buf[i] = (uint8_t)(r + i);
+		ssize_t n = mcg_file_pwrite(w->file, buf, len, (off_t)off);
+		if (n < 0) {
+			w->file_errors++;
+			return;
+		}
+		if (off > w->size)
+			memset(w->copy + w->size, 0, off - w->size);
+		memcpy(w->copy + off, buf, (size_t)n);
+		if (n > 0 && off + (size_t)n > w->size)
+			w->size = off + (size_t)n;
+		w->file_writes++;
+		return;
+	}
+	case 4:
+	case 5: {
+		ssize_t n = mcg_file_pread(w->file, buf, len, (off_t)off);
+		if (n < 0) {
+			w->file_errors++;
+			return;
+		}
+		size_t want = off >= w->size ? 0 : MCG_SOAK_MIN(w->size - off, len);
+		if ((size_t)n > want || memcmp(buf, w->copy + off, (size_t)n)) {
+			fprintf(stderr, "soak: worker %d read back other bytes at %zu\n", w->id,
+			        off);
+			exit(1);
+		}
+		w->file_reads++;
+		return;
+	}
+	case 6:
+		if (mcg_file_fsync(w->file))
+			w->file_errors++;
+		w->file_syncs++;
+		return;
+	default:
+		if ((r >> 11) % 8 == 0 && mcg_file_truncate(w->file, (off_t)off) == 0) {
+			if (off > w->size)
+				memset(w->copy + w->size, 0, off - w->size);
+			w->size = off;
+		}
+		return;
+	}
 }
 
 /* One operation inside group @g (entered) of slot @slot. */
@@ -328,9 +414,11 @@ static void worker_step(struct worker *w, mcg_group_t *g, int slot, unsigned gen
 			return;
 		}
 		w->entries++;
-	} else if (what < 95) { /* give back in turn */
+	} else if (what < 92) { /* give back in turn */
 		if (w->n)
 			ring_pop(w);
+	} else if (what < 95) {
+		file_step(w, r);
 	} else if (what < 97) {
 		char buf[2048];
 		mcg_group_read(g, "memory.stat", buf, sizeof(buf));
@@ -504,6 +592,13 @@ int bench_soak_main(int argc, char **argv)
 	for (int i = 0; i < threads; i++) {
 		ws[i].id = i;
 		ws[i].rng = 0x2545f4914f6cdd1dull * (uint64_t)(i + 1);
+		snprintf(ws[i].path, sizeof(ws[i].path), "/tmp/memcg-soak-%d-%d", (int)getpid(), i);
+		ws[i].copy = calloc(1, SOAK_FILE_MAX);
+		if (!ws[i].copy || mcg_file_open(ws[i].path, O_RDWR | O_CREAT | O_TRUNC, 0600, NULL,
+		                                 &ws[i].file)) {
+			fprintf(stderr, "soak: cannot open %s\n", ws[i].path);
+			return 1;
+		}
 		bench_start_thread(&ws[i].tid, worker_main, &ws[i]);
 	}
 	pthread_t churn;
@@ -548,12 +643,39 @@ int bench_soak_main(int argc, char **argv)
 	pthread_join(churn, NULL);
 	double elapsed = (double)(bench_now_ns() - t0) / 1e9;
 
+	/* The files: once fsync succeeds, each holds every byte written to it. */
+	mcg_fault_inject_io(0, 0, 0, 0);
+	int bad = 0;
+	for (int i = 0; i < threads; i++) {
+		struct worker *w = &ws[i];
+		int err = mcg_file_fsync(w->file); /* an error of before, reported once */
+		if (err)
+			err = mcg_file_fsync(w->file);
+		mcg_file_close(w->file);
+		int fd = open(w->path, O_RDONLY);
+		struct stat sb;
+		uint8_t *disk = malloc(SOAK_FILE_MAX);
+		bool same = !err && fd >= 0 && disk && fstat(fd, &sb) == 0 &&
+		            (size_t)sb.st_size == w->size &&
+		            pread(fd, disk, w->size, 0) == (ssize_t)w->size &&
+		            !memcmp(disk, w->copy, w->size);
+		if (!same) {
+			fprintf(stderr, "soak: worker %d's file lost data (fsync %d)\n", i, err);
+			bad++;
+		}
+		free(disk);
+		if (fd >= 0)
+			close(fd);
+		unlink(w->path);
+		free(w->copy);
+	}
+	mcg_file_drop_caches();
+
 	/* Everything back: the entries, the groups, the caches. */
 	mcg_lru_link_t dispose = {&dispose, &dispose};
 	mcg_list_lru_walk(S.lru, isolate, &dispose, ~0ul);
 	unsigned long left_entries = free_disposed(&dispose);
 	mcg_oom_set_policy(NULL, NULL);
-	int bad = 0;
 	mcg_group_drain_stocks();
 	for (int i = 0; i < SOAK_SLOTS; i++) {
 		long u = read_current(S.slots[i].g);
@@ -624,11 +746,13 @@ int bench_soak_main(int argc, char **argv)
 	}
 
 	unsigned long ops = 0, allocs = 0, enomem = 0, charges = 0, entries = 0, reclaims = 0,
-	              caches = 0, oom_frees = 0;
+	              caches = 0, oom_frees = 0, fw = 0, fr = 0, fs = 0, fe = 0;
 	for (int i = 0; i < threads; i++) {
 		ops += ws[i].ops, allocs += ws[i].allocs, enomem += ws[i].enomem;
 		charges += ws[i].charges, entries += ws[i].entries, reclaims += ws[i].reclaims;
 		caches += ws[i].caches, oom_frees += ws[i].oom_frees;
+		fw += ws[i].file_writes, fr += ws[i].file_reads, fs += ws[i].file_syncs;
+		fe += ws[i].file_errors;
 	}
 	free(ws);
 
@@ -666,6 +790,9 @@ int bench_soak_main(int argc, char **argv)
 		       "%lu shrinker calls, %lu at the end), reclaims %lu, private caches %lu\n",
 		       ops, allocs, enomem, charges, entries, (unsigned long)S.shrunk,
 		       (unsigned long)S.shrink_calls, left_entries, reclaims, caches);
+		printf("files: %lu writes, %lu reads checked, %lu fsyncs, %lu errors from %lu "
+		       "injected I/O faults; every byte on disk at the end\n",
+		       fw, fr, fs, fe, (unsigned long)S.io_faults);
 		printf("groups replaced while in use %lu, OOM kills %lu (%lu objects freed)\n",
 		       (unsigned long)S.replaced, (unsigned long)S.oom_kills, oom_frees);
 		printf("RSS max %ld KiB (bound %ld); parent over max %ld times; RSS over bound %ld "
