@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/compiler.h" /* mcg_container_of */
+
 struct mcg_list {
 	struct mcg_list *next, *prev;
 };
