@@ -66,7 +66,7 @@ static void group_init_once(void)
 	mcg_objcg_init();
 	/* The root's objcgs skip the fault point and come from kmalloc pages
 	 * already mapped for its statistics: no test can fail them. */
-	if (mcg_objcg_create_all(r)) /* GCOVR_EXCL_LINE */
+	if (mcg_objcg_create_all(r))                              /* GCOVR_EXCL_LINE */
 		mcg_die("no memory for the root group's objcgs"); /* GCOVR_EXCL_LINE */
 	for (int k = 0; k < MCG_NR_OBJCG_KINDS; k++) /* the threads' initial slot_bits */
 		MCG_BUG_ON(r->objcg[k]->slot_bits != MCG_ROOT_SLOT_BITS(k));
