@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_server.c - the control server's start-up failures (iface/server.c;
+ * the served protocol is test_server_mt's): a path longer than a socket
+ * path may be, an empty one, one in a directory that does not exist, one
+ * whose directory is not writable; each fails cleanly, leaves no file and
+ * no server, and a start afterwards works.
+ */
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "memcg/control.h"
+#include "test.h"
+
+static char dir[64];
+
+static void test_start_failures(void)
+{
+	char path[512];
+	memset(path, 'x', 200);
+	path[0] = '/';
+	path[200] = '\0';
+	CHECK_EQ(mcg_control_start(path), -ENAMETOOLONG);
+	CHECK_EQ(mcg_control_start(""), -ENAMETOOLONG);
+	snprintf(path, sizeof(path), "%s/missing/sock", dir);
+	CHECK_EQ(mcg_control_start(path), -ENOENT);
+	CHECK(access(path, F_OK) != 0);
+	char ro[128];
+	snprintf(ro, sizeof(ro), "%s/ro", dir);
+	REQUIRE(mkdir(ro, 0500) == 0);
+	snprintf(path, sizeof(path), "%s/sock", ro);
+	int err = mcg_control_start(path);
+	if (geteuid() != 0) /* root writes anywhere */
+		CHECK_EQ(err, -EACCES);
+	else if (err == 0)
+		mcg_control_stop();
+	char buf[256];
+	CHECK_EQ(mcg_control_path(buf, sizeof(buf)), -ENOENT); /* not serving */
+	snprintf(path, sizeof(path), "%s/sock", dir);
+	REQUIRE(mcg_control_start(path) == 0);
+	CHECK_EQ(mcg_control_path(buf, sizeof(buf)), 0);
+	CHECK(!strcmp(buf, path));
+	CHECK_EQ(mcg_control_path(buf, 5), -ERANGE);
+	mcg_control_stop();
+	CHECK(access(path, F_OK) != 0); /* the socket file goes with the server */
+	rmdir(ro);
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/memcg-test-server-%d", (int)getpid());
+	mkdir(dir, 0700);
+	RUN(test_start_failures);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		fprintf(stderr, "could not remove %s\n", dir);
+	return test_done();
+}
