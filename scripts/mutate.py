@@ -218,8 +218,11 @@ def run_mutant(m, tmap, log):
     path = os.path.join(TREE, m["file"])
     orig = open(path).read()
     lines = orig.split("\n")
+    # a return inserted after a function's "{": the tests that enter the
+    # function (gcov counts its entry on the line of its name)
+    line = m["line"] - 1 if m["op"] == "return-early" else m["line"]
     covering = [t for t, v in tmap.items()
-                if TEST_RE.match(t) and m["line"] in v["lines"].get(m["file"], [])]
+                if TEST_RE.match(t) and line in v["lines"].get(m["file"], [])]
     res = dict(m, id=mutant_id(m), old=lines[m["line"] - 1])
     if not covering:
         res.update(status="survived", reason="no test executes the line")
