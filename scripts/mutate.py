@@ -14,8 +14,8 @@
 #    builds fastest, with the debug checks on, as the sanitizer trees run the
 #    suite), then the tests that execute the mutated line - the file's own
 #    test alone first, then the fastest others (MAX_TESTS in all) two at a
-#    time - stopping at the first failure (or a timeout: 5x the slowest one's own time, at
-#    least 20 s), which kills it.  A mutant that does not
+#    time - stopping at the first failure (or a timeout: 5x the slowest one's own time,
+#    20 to 60 s), which kills it.  A mutant that does not
 #    compile is stillborn (not counted); one on a line no test executes
 #    survives without a run.
 # Results go to build-mut/results.jsonl as they come (a run can be resumed:
@@ -243,7 +243,7 @@ def run_mutant(m, tmap, log):
             if b.returncode != 0:
                 res.update(status="stillborn")
                 return res
-            limit = max(20, int(5 * max(tmap[t]["seconds"] for t in batch)))
+            limit = min(60, max(20, int(5 * max(tmap[t]["seconds"] for t in batch))))
             r = sh(["ctest", "-j", "2", "--stop-on-failure", "--timeout", str(limit), "-R",
                     "^(" + "|".join(re.escape(t) for t in batch) + ")$"], cwd=BUILD,
                    capture_output=True, text=True)
