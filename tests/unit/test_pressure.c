@@ -296,6 +296,18 @@ static void test_odd_cgroup_files(void)
 	CHECK(strstr(s.notes, "cgroup v1 memory /gone: no such directory") != NULL);
 	mcg_pressure_stop();
 
+	/* a configured budget wins over a smaller cgroup limit */
+	put("proc/self/cgroup", "0::/small\n");
+	put("sys/fs/cgroup/cgroup.controllers", "memory\n");
+	put("sys/fs/cgroup/small/memory.max", "67108864\n");
+	mcg_pressure_config_t cfg = quiet;
+	cfg.budget = 1 << 30;
+	REQUIRE(mcg_pressure_start(&cfg) == 0);
+	s = status();
+	CHECK_EQ(s.budget, 1 << 30);
+	CHECK_EQ(s.budget_kind, MCG_BUDGET_CONFIGURED);
+	mcg_pressure_stop();
+
 	/* neither a v2 nor a v1 memory line */
 	put("proc/self/cgroup", "3:cpu:/x\n");
 	REQUIRE(mcg_pressure_start(&quiet) == 0);

@@ -68,6 +68,38 @@ static void test_stat_at_rest_equals_reads(void)
 	mcg_snapshot_free(&s);
 }
 
+/* Objects of the library's caches, all together (slabinfo's figures). */
+static size_t objects_out(void)
+{
+	struct mcg_slabinfo_row rows[256];
+	size_t n = mcg_slabinfo_collect(rows, 256), total = 0;
+	for (size_t i = 0; i < n && i < 256; i++)
+		total += rows[i].st.active_objs;
+	return total;
+}
+
+/* A snapshot taken and freed keeps no object (its reading slots included). */
+static void test_no_object_kept(void)
+{
+	mcg_group_t *kept;
+	REQUIRE(mcg_group_create(NULL, "kept", &kept) == 0);
+	struct mcg_snapshot s;
+	mcg_snapshot_init(&s);
+	REQUIRE(mcg_snapshot_take(&s, NULL, MCG_SNAP_FILES | MCG_SNAP_CACHES) == 0);
+	mcg_snapshot_free(&s);
+	mcg_slab_shrink_all();
+	size_t before = objects_out();
+	for (int i = 0; i < 5; i++) {
+		mcg_snapshot_init(&s);
+		REQUIRE(mcg_snapshot_take(&s, NULL, MCG_SNAP_FILES | MCG_SNAP_CACHES) == 0);
+		mcg_snapshot_free(&s);
+	}
+	mcg_slab_shrink_all();
+	CHECK_EQ(objects_out(), before);
+	mcg_group_remove(kept);
+	mcg_group_put(kept);
+}
+
 static void test_tree_in_order(void)
 {
 	struct mcg_snapshot s;
@@ -214,6 +246,7 @@ int main(void)
 {
 	setup();
 	RUN(test_tree_in_order);
+	RUN(test_no_object_kept);
 	RUN(test_stat_at_rest_equals_reads);
 	RUN(test_subtree_paths_only_and_caches);
 	RUN(test_deep_chain);
