@@ -22,7 +22,7 @@
 # mutants already there are not run again); the summary - killed / (run +
 # uncovered) and the survivors with file:line, operator and the two lines -
 # to stdout and build-mut/summary.txt.
-import argparse, glob, hashlib, json, os, random, re, shutil, subprocess, sys, time
+import argparse, glob, hashlib, json, os, random, re, shutil, signal, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COV = os.path.join(ROOT, "build-cov")
@@ -244,9 +244,20 @@ def run_mutant(m, tmap, log):
                 res.update(status="stillborn")
                 return res
             limit = min(60, max(20, int(5 * max(tmap[t]["seconds"] for t in batch))))
-            r = sh(["ctest", "-j", "2", "--stop-on-failure", "--timeout", str(limit), "-R",
-                    "^(" + "|".join(re.escape(t) for t in batch) + ")$"], cwd=BUILD,
-                   capture_output=True, text=True)
+            # the tests' own TIMEOUT properties outrank ctest's --timeout: the
+            # whole run is bounded here, its process group killed past it
+            proc = subprocess.Popen(["ctest", "-j", "2", "--stop-on-failure", "-R",
+                                     "^(" + "|".join(re.escape(t) for t in batch) + ")$"],
+                                    cwd=BUILD, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True, start_new_session=True)
+            try:
+                out, _ = proc.communicate(timeout=limit * ((len(batch) + 1) // 2) + 10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+                res.update(status="killed", by=batch[0] + " (timeout)", timeout=True)
+                return res
+            r = subprocess.CompletedProcess(proc.args, proc.returncode, out, "")
             if r.returncode != 0:
                 failed = re.findall(r"Test\s+#\d+: (\S+) \.+\**(Failed|Timeout|Exception|"
                                     r"Subprocess aborted|Child aborted|SEGFAULT)", r.stdout)
