@@ -5,7 +5,8 @@
 #   per-CPU lock mode (MCG_RSEQ=0), the path every build has as fallback.
 #   Builds the release tree (build) first.  Each test runs under memcheck with
 #   full leak checking; any error (invalid access, uninitialised value,
-#   definite or indirect leak) fails it.  Logs: build/valgrind/TEST.log.
+#   definite or indirect leak) fails it; scripts/valgrind.supp lists what is
+#   not an error, each with its reason.  Logs: build/valgrind/TEST.log.PID.
 #   Prints "N passed, N failed" and exits non-zero on any failure.
 #   VALGRIND_JOBS=N runs N at once (default 2).
 set -euo pipefail
@@ -21,10 +22,13 @@ tests=$(cd build/tests && ls | grep -E '^(unit|conformance)_test_' | grep -E -- 
 run_one() {
 	local t=$1 log=build/valgrind/$1.log
 	# The tests read these as ctest gives them (tests/CMakeLists.txt).
-	if env MCG_RSEQ=0 MCG_REAP_MS=0 MCG_SOURCE_DIR="$PWD" MCG_BIN="$PWD/build/memcg" \
+	# MCG_TEST_LOCKED: the tests check the locked mode's expectations and do
+	# not run themselves again for it
+	if env MCG_RSEQ=0 MCG_TEST_LOCKED=1 MCG_REAP_MS=0 MCG_SOURCE_DIR="$PWD" MCG_BIN="$PWD/build/memcg" \
 		valgrind --tool=memcheck --error-exitcode=99 --leak-check=full \
 		--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
 		--trace-children=yes --track-origins=yes --fair-sched=yes \
+		--suppressions="$PWD/scripts/valgrind.supp" \
 		--log-file="$log.%p" "build/tests/$t" >"$log.out" 2>&1; then
 		echo "ok   $t"
 	else
