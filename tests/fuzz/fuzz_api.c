@@ -840,8 +840,8 @@ static void op_file_read(struct in *in)
 		return;
 	static uint8_t buf[30000];
 	ssize_t ret = mcg_file_pread(f->h, buf, len, (off_t)off);
-	if (ret < 0) {
-		FUZZ_ASSERT(ret == -ENOMEM || (io_armed && ret == -EIO));
+	if (ret < 0) { /* an injected read failure comes back with its errno */
+		FUZZ_ASSERT(ret == -ENOMEM || (io_armed && (ret == -EIO || ret == -ENOSPC)));
 		return;
 	}
 	size_t want = off >= f->size ? 0 : f->size - off < len ? f->size - off : len;
