@@ -13,8 +13,8 @@
 #    only its objects and the covering tests' executables rebuilt (-O0, which
 #    builds fastest, with the debug checks on, as the sanitizer trees run the
 #    suite), then the tests that execute the mutated line - the file's own
-#    test alone first, then the fastest others (MAX_TESTS in all) two at a
-#    time - stopping at the first failure (or a timeout: 5x the slowest one's own time,
+#    test alone first, then the others two at a time, those that run most of
+#    the file first - stopping at the first failure (or a timeout: 5x the slowest one's own time,
 #    20 to 60 s), which kills it.  A mutant that does not
 #    compile is stillborn (not counted); one on a line no test executes
 #    survives without a run.
@@ -30,7 +30,6 @@ MUT = os.path.join(ROOT, "build-mut")
 TREE = os.path.join(MUT, "tree")
 BUILD = os.path.join(MUT, "build")
 LABELS = "unit|conformance|fault"
-MAX_TESTS = 12  # the file's own test and the fastest others that run the line
 TEST_RE = re.compile(r"^(unit|conformance|fault)/test_\w+$")  # an executable of tests/
 
 
@@ -89,6 +88,8 @@ def make_map():
 
 # ---------------------------------------------------------------- mutants
 
+# a declaration ("type name;", "type *name[N];"): no statement to delete
+DECL_RE = re.compile(r"^[A-Za-z_][\w\s\*]*[\s\*]\w+(\s*\[[^\]]*\])?;$")
 CMP = {"<": ">=", ">": "<=", "<=": ">", ">=": "<", "==": "!=", "!=": "=="}
 CMP_RE = re.compile(r"(?<![<>=!&|+\-*/%^])(<=|>=|==|!=|<|>)(?![<>=])")
 NOT_RE = re.compile(r"!(?!=)")
@@ -136,7 +137,7 @@ def sites(path):
         if c.lstrip().startswith("#") or not c.strip():
             continue
         # a function definition: its signature starts at column 0
-        if re.match(r"^(static\s+|mcg_\w+\s+)*void\s+\**\w+\(", c) and not c.rstrip().endswith(";"):
+        if re.match(r"^(static\s+|mcg_\w+\s+)*void\s+\w+\(", c) and not c.rstrip().endswith(";"):
             void_fn = True
         elif c.startswith("{") and void_fn:
             res.append((n, "return-early", 1, orig + " return;"))
@@ -166,6 +167,7 @@ def sites(path):
         st = c.strip()
         prev = next((p.strip() for p in reversed(code[:n - 1]) if p.strip()), "")
         if (st.endswith(";") and c.startswith("\t") and not STMT_SKIP.match(st)
+                and not DECL_RE.match(st)
                 and st.count("(") == st.count(")") and prev[-1:] in (";", "{", "}")):
             indent = orig[:len(orig) - len(orig.lstrip())]
             res.append((n, "delete statement", 0, indent + ";"))
@@ -228,8 +230,9 @@ def run_mutant(m, tmap, log):
         res.update(status="survived", reason="no test executes the line")
         return res
     base = os.path.splitext(os.path.basename(m["file"]))[0]
-    covering.sort(key=lambda t: (not t.endswith("/test_" + base), tmap[t]["seconds"]))
-    covering = covering[:MAX_TESTS]
+    # the file's own test, then those that run most of the file, then the fastest
+    covering.sort(key=lambda t: (not t.endswith("/test_" + base),
+                                 -len(tmap[t]["lines"].get(m["file"], [])), tmap[t]["seconds"]))
     lines[m["line"] - 1] = m["new"]
     try:
         open(path, "w").write("\n".join(lines))
