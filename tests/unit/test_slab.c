@@ -74,6 +74,48 @@ static void flush_and_check(mcg_cache_t *c, mcg_group_t **g, int ng, int twice)
 	CHECK_EQ(st.active_objs, 0);
 }
 
+/* A slab's moves between the lists keep the counts: full, then partial, then
+ * empty and gone (slabinfo's active and total slabs). */
+static void test_list_counts(void)
+{
+	mcg_cache_t *c = mcg_cache_create("lists", 1024, 0, 0, NULL);
+	REQUIRE(c);
+	mcg_cache_stats_t st;
+	REQUIRE(mcg_cache_stats(c, &st) == 0);
+	size_t per = st.objs_per_slab;
+	void *o[256];
+	REQUIRE(per * 2 <= 256);
+	for (size_t i = 0; i < per * 2; i++) /* two full slabs */
+		REQUIRE((o[i] = mcg_cache_alloc(c)));
+	for (size_t i = 0; i < per * 2; i++) /* every object back in its slab */
+		mcg_cache_free(c, o[i]);
+	mcg_cache_shrink(c);
+	for (size_t i = 0; i < per * 2; i++)
+		REQUIRE((o[i] = mcg_cache_alloc(c)));
+	mcg_cache_shrink(c); /* the CPU array's spares back: two full slabs */
+	REQUIRE(mcg_cache_stats(c, &st) == 0);
+	CHECK_EQ(st.active_slabs, 2);
+	CHECK_EQ(st.num_slabs, 2);
+	mcg_cache_free(c, o[0]); /* one full slab goes partial */
+	mcg_cache_shrink(c);
+	REQUIRE(mcg_cache_stats(c, &st) == 0);
+	CHECK_EQ(st.active_slabs, 2);
+	CHECK_EQ(st.num_slabs, 2);
+	for (size_t i = 1; i < per; i++) /* and empty: released by the shrink */
+		mcg_cache_free(c, o[i]);
+	mcg_cache_shrink(c);
+	REQUIRE(mcg_cache_stats(c, &st) == 0);
+	CHECK_EQ(st.active_slabs, 1);
+	CHECK_EQ(st.num_slabs, 1);
+	for (size_t i = per; i < per * 2; i++)
+		mcg_cache_free(c, o[i]);
+	mcg_cache_shrink(c);
+	REQUIRE(mcg_cache_stats(c, &st) == 0);
+	CHECK_EQ(st.active_slabs, 0);
+	CHECK_EQ(st.num_slabs, 0);
+	CHECK_EQ(mcg_cache_destroy(c), 0);
+}
+
 static void test_flush_charges(void)
 {
 	mcg_group_t *g[GROUPS];
@@ -106,5 +148,6 @@ int main(void)
 {
 	mcg_set_report_handler(capture);
 	RUN(test_flush_charges);
+	RUN(test_list_counts);
 	return test_done();
 }
