@@ -18,7 +18,7 @@ bool mcg_fault_hit(void)
 	unsigned long nth = __atomic_load_n(&mcg_fault_armed_nth, __ATOMIC_RELAXED);
 	if (nth == 0)
 		return false;
-	if (n == nth || (fault_sticky && n > nth)) {
+	if (n == nth || (__atomic_load_n(&fault_sticky, __ATOMIC_RELAXED) && n > nth)) {
 		__atomic_add_fetch(&fault_failures, 1, __ATOMIC_RELAXED);
 		return true;
 	}
@@ -30,7 +30,7 @@ mcg_public void mcg_fault_inject(unsigned long nth, int sticky)
 	__atomic_store_n(&mcg_fault_armed_nth, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&fault_calls, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&fault_failures, 0, __ATOMIC_RELAXED);
-	fault_sticky = sticky;
+	__atomic_store_n(&fault_sticky, sticky, __ATOMIC_RELAXED); /* read by any thread */
 	__atomic_store_n(&mcg_fault_armed_nth, nth, __ATOMIC_SEQ_CST);
 }
 
@@ -57,7 +57,7 @@ int mcg_fault_io_hit(unsigned op)
 		return 0;
 	unsigned long n = __atomic_add_fetch(&io_calls, 1, __ATOMIC_RELAXED);
 	unsigned long nth = __atomic_load_n(&mcg_fault_io_armed_nth, __ATOMIC_RELAXED);
-	if (nth == 0 || !(n == nth || (io_sticky && n > nth)))
+	if (nth == 0 || !(n == nth || (__atomic_load_n(&io_sticky, __ATOMIC_RELAXED) && n > nth)))
 		return 0;
 	__atomic_add_fetch(&io_failures, 1, __ATOMIC_RELAXED);
 	int err = __atomic_load_n(&io_err, __ATOMIC_RELAXED);
@@ -71,7 +71,7 @@ mcg_public int mcg_fault_inject_io(unsigned long nth, int sticky, int err, unsig
 	__atomic_store_n(&mcg_fault_io_armed_nth, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&io_calls, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&io_failures, 0, __ATOMIC_RELAXED);
-	io_sticky = sticky;
+	__atomic_store_n(&io_sticky, sticky, __ATOMIC_RELAXED); /* read by any I/O thread */
 	__atomic_store_n(&io_err, err, __ATOMIC_RELAXED);
 	__atomic_store_n(&io_ops, ops ? ops : MCG_FAULT_IO_ALL, __ATOMIC_RELAXED);
 	__atomic_store_n(&mcg_fault_io_armed_nth, nth, __ATOMIC_SEQ_CST);
