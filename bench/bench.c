@@ -18,6 +18,8 @@ static const struct {
         {"objcg", bench_objcg_main, "seed 000: accounted frees, alive/removed group; pairs; bytes"},
         {"kvcache", bench_kvcache_main,
          "examples/kvcache under redis-benchmark: tenants vs one group vs redis-server"},
+        {"programs", bench_programs_main,
+         "real programs (python3, sqlite3, xz, sort, gcc, perl, a cache server) on each malloc"},
 };
 
 int mcg_cmd_bench(int argc, char **argv)

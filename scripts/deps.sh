@@ -4,13 +4,17 @@
 #   build:      gcc, make, cmake, pkg-config
 #   tests:      python3, perl, git (real programs under the malloc shim), clang-format
 #   baselines:  libjemalloc2, libmimalloc2.0, libtcmalloc-minimal4 (benchmarks)
+#   programs:   sqlite3, xz-utils, gnuplot-nox: `memcg bench programs` runs
+#               sqlite3, xz, sort, gcc, perl and python3 on every malloc and
+#               draws its churn case with gnuplot (--plot)
 #   kvcache:    redis-server, redis-tools (redis-cli, redis-benchmark): the
 #               example server's tests, demo and benchmark talk to it with
 #               real clients and compare it with a real redis-server
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config python3 perl git clang-format
-      libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 redis-server redis-tools)
+      libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 redis-server redis-tools
+      sqlite3 xz-utils gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -90,7 +90,8 @@ int main(void)
 	/* Two tenants, 4 MiB each. */
 	mcg_group_t *quiet, *noisy;
 	if (mcg_group_create(NULL, "quiet", &quiet) || mcg_group_create(NULL, "noisy", &noisy) ||
-	    mcg_group_write(quiet, "memory.max", "4M") || mcg_group_write(noisy, "memory.max", "4M"))
+	    mcg_group_write(quiet, "memory.max", "4M") ||
+	    mcg_group_write(noisy, "memory.max", "4M"))
 		return 1;
 
 	/* The quiet tenant stores 2 MiB; the noisy one writes 40 MiB, ten times its max. */
