@@ -447,7 +447,8 @@ static bool find_exe(const char *exe, char *buf)
 	return false;
 }
 
-/* memcg-churn: beside this memcg binary (a build directory or bin/). */
+/* memcg-churn: beside this memcg binary (a build directory), else in
+ * ../libexec/memcg/ (an installation). */
 static bool find_churn(char *buf)
 {
 	char self[PATH_LEN];
@@ -460,6 +461,9 @@ static bool find_churn(char *buf)
 		return false;
 	*slash = '\0';
 	pathf(buf, "%s/memcg-churn", self);
+	if (access(buf, X_OK) == 0)
+		return true;
+	pathf(buf, "%s/../libexec/memcg/memcg-churn", self);
 	return access(buf, X_OK) == 0;
 }
 
@@ -1362,7 +1366,8 @@ int bench_programs_main(int argc, char **argv)
 		if (!found) {
 			fprintf(stderr, "memcg bench programs: %s not found (%s): skipped\n",
 			        p->name,
-			        pi == P_CHURN ? "memcg-churn beside the memcg binary" : p->exe);
+			        pi == P_CHURN ? "no memcg-churn beside memcg or in ../libexec/memcg"
+			                      : p->exe);
 			continue;
 		}
 		if (prepare(x, p, (enum prog_id)pi)) {
