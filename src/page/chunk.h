@@ -50,7 +50,8 @@ struct mcg_chunk {
 	size_t large_size;    /* LARGE: usable bytes of the block */
 	void *large_ptr;      /* LARGE: the block */
 	void *large_objcg;    /* LARGE: the objcg charged for it, or NULL */
-	char pad_[256 - 64];
+	uint32_t idle_steps;  /* SLABS: aging steps found it all free in a row (page lock) */
+	char pad_[256 - 68];
 	/* SLABS only, below: */
 	unsigned char meta[MCG_UNITS_PER_CHUNK][MCG_UNIT_META_SIZE];
 	uint64_t bitmap[MCG_UNITS_PER_CHUNK][MCG_UNIT_BITMAP_WORDS];

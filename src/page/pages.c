@@ -98,6 +98,7 @@ void *mcg_pages_alloc(unsigned node, unsigned units)
 	}
 	if (c) {
 		uint64_t m = (units == 64 ? ~0ull : ((1ull << units) - 1)) << u;
+		c->idle_steps = 0;
 		c->free_units &= ~m;
 		if (c->free_units == 0)
 			mcg_list_del(&c->link);
@@ -136,6 +137,41 @@ void mcg_pages_free(void *span, unsigned units)
 }
 
 size_t mcg_pages_in_use(void) { return __atomic_load_n(&pages_in_use, __ATOMIC_RELAXED); }
+
+size_t mcg_pages_age(unsigned keep)
+{
+	size_t bytes = 0;
+	for (unsigned n = 0; n < mcg_os_nr_nodes(); n++) {
+		struct page_node *pn = &page_nodes[n];
+		struct mcg_list gone = MCG_LIST_INIT(gone);
+		unsigned kept = 0;
+		mcg_lock(&pn->lock);
+		for (struct mcg_list *pos = pn->avail.next, *next; pos != &pn->avail; pos = next) {
+			next = pos->next;
+			struct mcg_chunk *c = mcg_list_entry(pos, struct mcg_chunk, link);
+			if (c->free_units != ALL_UNITS_FREE)
+				continue;
+			if (c->idle_steps < 2)
+				c->idle_steps++;
+			if (c->idle_steps < 2 || kept < keep) {
+				kept += c->idle_steps >= 2;
+				continue;
+			}
+			/* No span of it is out, and it is off the list: nobody can reach it. */
+			mcg_list_del(&c->link);
+			mcg_list_add_tail(&c->link, &gone);
+		}
+		mcg_unlock(&pn->lock);
+		while (gone.next != &gone) {
+			struct mcg_chunk *c = mcg_list_entry(gone.next, struct mcg_chunk, link);
+			mcg_list_del(&c->link);
+			mcg_chunk_unregister(c);
+			bytes += c->map_size;
+			mcg_os_unmap(c, c->map_size);
+		}
+	}
+	return bytes;
+}
 
 void *mcg_large_alloc(size_t size, size_t align)
 {

@@ -38,6 +38,14 @@ void mcg_pages_free(void *span, unsigned units);
 size_t mcg_pages_in_use(void);
 
 /**
+ * mcg_pages_age - one aging step of the chunks: a chunk found with every
+ * unit free at two steps in a row goes back to the OS (unmapped, its map
+ * byte cleared), but for @keep such chunks per node, which stay for the
+ * next allocations.  Return: bytes unmapped.
+ */
+size_t mcg_pages_age(unsigned keep);
+
+/**
  * mcg_large_alloc - map a block of @size bytes aligned to @align (a power of
  * two up to MCG_CHUNK_SIZE / 2).  Return: the block or NULL.
  */

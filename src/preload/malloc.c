@@ -12,7 +12,8 @@
  *     two, valloc aligns to the page, pvalloc also rounds the size up to a
  *     whole number of pages (0 -> one page);
  *   - aligned_alloc rejects an alignment that is not a power of two (EINVAL),
- *     as C17 and glibc >= 2.38 do.
+ *     as C17 and glibc >= 2.38 do;
+ *   - malloc_trim returns memcg's free memory to the OS (mcg_slab_shrink_all()).
  *
  * Invariants the shim relies on (they make it safe to preload):
  *   - Early process start: the library initialises lazily on the first call,
@@ -36,6 +37,7 @@
 
 #include "base/compiler.h"
 #include "memcg/kmalloc.h"
+#include "memcg/slab.h"
 #include "preload/heap.h"
 #include "slab/account.h"
 
@@ -138,3 +140,8 @@ mcg_public void *pvalloc(size_t size)
 }
 
 mcg_public size_t malloc_usable_size(void *ptr) { return mcg_malloc_usable_size(ptr); }
+
+/* Every free object back to its slab and every empty slab to the OS, as
+ * glibc's malloc_trim(0) gives its free memory back (@pad has no meaning
+ * here: memcg keeps no top of heap).  1 if memory was returned. */
+mcg_public int malloc_trim(size_t pad) { return mcg_slab_shrink_all() > 0; }

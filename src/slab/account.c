@@ -32,6 +32,7 @@
  * locks while stopped; the objcg slow paths take an objcg's spin lock.
  */
 #include <errno.h>
+#include <limits.h>
 
 #include "base/fault.h"
 #include "os/os.h"
@@ -82,6 +83,22 @@ mcg_noinline void mcg_cache_free_tagged_slow(struct mcg_cache *c, struct mcg_sla
 		return;
 	}
 	mcg_cache_free_slow(c, slot, s, why);
+}
+
+int mcg_charges_slot_slow(struct mcg_charges *ch, uint16_t id)
+{
+	unsigned k = ch->n;
+	while (k-- > 0 && ch->id[k] != id)
+		;
+	if (k == UINT_MAX) { /* not there: a new entry */
+		if (ch->n == MCG_CHARGES_MAX)
+			return -1;
+		k = ch->n++;
+		ch->id[k] = id;
+		ch->units[k] = 0;
+	}
+	ch->map[id % MCG_CHARGES_MAP] = (uint8_t)(k + 1);
+	return (int)k;
 }
 
 void mcg_charges_give(struct mcg_charges *ch)

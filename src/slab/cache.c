@@ -57,8 +57,10 @@ mcg_public mcg_entry_aligned void mcg_cache_free(mcg_cache_t *c, void *obj)
 
 /* ------------------------------------------------------------ slow paths */
 
+/* This CPU's node, its array of @c marked busy for aging; no lock held. */
 static unsigned current_node_touch(struct mcg_cache *c)
 {
+	mcg_slab_age_tick();
 	unsigned cpu = mcg_percpu_cpu();
 	struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
 	if (!MCG_READ_ONCE(st->touched))

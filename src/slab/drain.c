@@ -1,22 +1,51 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * slab/drain.c - taking objects out of CPU arrays from outside: shrink (all
- * of them, and every empty slab) and reap (aging, a little at a time, as
- * seed 001 asks: shrink is costly and rare, reap is cheap and periodic).
+ * of them, and every empty slab), and aging (seed 001's balance: reap what
+ * is idle, keep what is hot).
  *
- * Protocol (percpu/percpu.h): lock the arrays, stop them, one fence, then the
- * arrays are ours until started again.
+ * Aging, one step per cache (mcg_cache_reap()):
+ *   - a CPU array whose slow path did not run since the last step is idle:
+ *     all its objects go back to their slabs (one stop and one fence for
+ *     the cache's idle arrays together); a busy one keeps them;
+ *   - a cache none of whose arrays was busy counts an idle step;
+ *   - each node's empty slabs go back to the OS: half of those beyond a
+ *     reserve of EMPTY_RESERVE while the cache is busy, all beyond it after
+ *     one idle step, all after two;
+ *   - and after a step over every cache, a chunk found empty at two steps
+ *     in a row is unmapped, but for EMPTY_CHUNKS_KEPT per node
+ *     (mcg_pages_age()).
+ * So a cache in use keeps its hot objects and a few empty slabs, and one
+ * left alone returns everything but its partly used slabs within two
+ * steps.  Steps run every `reap_ms` (option MCG_REAP_MS; 0: never): from
+ * the reaper thread where one runs (the malloc shim and `memcg run` start
+ * it), else inline in the slow paths (refill and flush), at most once per
+ * period, bounded to AGE_INLINE_DRAINS caches that need their arrays
+ * stopped.  The fast paths do nothing for it.
+ *
+ * Protocol (percpu/percpu.h): lock the arrays, stop them, one fence, then
+ * the arrays are ours until started again.  Locks: the cache list lock
+ * across a step (a cache cannot be destroyed under it), then each cache's
+ * array and node locks as shrink takes them; the reaper's own mutex only
+ * around its sleep.  The inline trigger takes no lock: one CAS on the time
+ * of the last step elects the thread that runs it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
 
 #include "base/log.h"
+#include "base/options.h"
 #include "os/os.h"
+#include "page/pages.h"
 #include "slab/slab.h"
 
-#define EMPTY_RESERVE 2 /* empty slabs a node keeps through reaping */
+#define EMPTY_RESERVE 2     /* empty slabs a node of a busy cache keeps through aging */
+#define AGE_INLINE_DRAINS 8 /* caches whose arrays an inline step may stop */
+#define EMPTY_CHUNKS_KEPT 1 /* empty chunks a node keeps through aging */
+#define AGE_TICK_EVERY 64   /* slow paths per thread between looks at the clock */
 
 /* Give @k objects from the bottom (the oldest) of stopped array @st back. */
 static void array_give_back(struct mcg_cache *c, struct mcg_pcpu_stack *st, uint32_t k)
@@ -85,10 +114,14 @@ mcg_public long mcg_cache_shrink(mcg_cache_t *c)
 	return (long)bytes;
 }
 
-mcg_public long mcg_cache_reap(mcg_cache_t *c)
+/*
+ * One aging step of @c (see the top of the file).  *@drained: set when it
+ * stopped the cache's arrays.  Return: bytes returned to the OS.
+ */
+static long cache_age(struct mcg_cache *c, bool *drained)
 {
-	if (!c)
-		return -EINVAL;
+	bool busy = false;
+	*drained = false;
 	if (!c->debug) {
 		unsigned ncpu = mcg_os_nr_cpus();
 		uint8_t which[MCG_MAX_CPUS];
@@ -96,35 +129,78 @@ mcg_public long mcg_cache_reap(mcg_cache_t *c)
 		for (unsigned cpu = 0; cpu < ncpu; cpu++) {
 			struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
 			which[cpu] = 0;
-			if (__atomic_exchange_n(&st->touched, 0, __ATOMIC_RELAXED))
-				continue; /* busy since the last reap: leave it */
+			if (__atomic_exchange_n(&st->touched, 0, __ATOMIC_RELAXED)) {
+				busy = true; /* its slow path ran: hot, leave it */
+				continue;
+			}
 			if (__atomic_load_n(&st->cur, __ATOMIC_RELAXED) > 0)
 				which[cpu] = 1, any = true;
 		}
-		if (any)
-			drain_arrays(c, which, true);
+		if (any) {
+			drain_arrays(c, which, false);
+			*drained = true;
+		}
 	}
-	size_t bytes = 0;
+	unsigned idle = __atomic_load_n(&c->idle_steps, __ATOMIC_RELAXED);
+	idle = busy ? 0 : idle < 2 ? idle + 1 : 2;
+	__atomic_store_n(&c->idle_steps, idle, __ATOMIC_RELAXED);
+	size_t keep = idle >= 2 ? 0 : EMPTY_RESERVE, bytes = 0;
 	for (unsigned n = 0; n < c->nr_nodes; n++) {
-		struct mcg_cache_node *cn = &c->nodes[n];
-		size_t empty = __atomic_load_n(&cn->nr_empty, __ATOMIC_RELAXED);
-		if (empty > EMPTY_RESERVE)
-			bytes += mcg_node_release_empty(c, n, EMPTY_RESERVE,
-			                                (empty - EMPTY_RESERVE + 4) / 5);
+		size_t empty = __atomic_load_n(&c->nodes[n].nr_empty, __ATOMIC_RELAXED);
+		if (empty <= keep)
+			continue;
+		size_t surplus = empty - keep;
+		bytes += mcg_node_release_empty(c, n, keep, idle ? surplus : (surplus + 1) / 2);
 	}
 	return (long)bytes;
+}
+
+mcg_public long mcg_cache_reap(mcg_cache_t *c)
+{
+	if (!c)
+		return -EINVAL;
+	bool drained;
+	return cache_age(c, &drained);
+}
+
+/*
+ * One aging step over the caches, starting where the last bounded step
+ * stopped and going round the list once; it stops early once @max_drains
+ * caches needed their arrays stopped (the rest waits for the next step).
+ * Return: bytes returned to the OS.
+ */
+static long slab_age(unsigned max_drains)
+{
+	static unsigned cursor; /* cache list lock: where the next step starts */
+	long bytes = 0;
+	unsigned n = 0, drains = 0, visited = 0;
+	mcg_lock(&mcg_cache_list_lock);
+	mcg_list_for_each (pos, &mcg_cache_list)
+		n++;
+	struct mcg_list *pos = mcg_cache_list.next;
+	for (unsigned i = 0; n && i < cursor % n; i++)
+		pos = pos->next;
+	while (visited < n && drains < max_drains) {
+		if (pos == &mcg_cache_list) /* round the list's head */
+			pos = pos->next;
+		bool drained;
+		bytes += cache_age(mcg_list_entry(pos, struct mcg_cache, link), &drained);
+		drains += drained;
+		visited++;
+		pos = pos->next;
+	}
+	cursor = n ? (cursor + visited) % n : 0;
+	mcg_unlock(&mcg_cache_list_lock);
+	if (visited == n) /* a whole round: chunks left empty go back too */
+		bytes += (long)mcg_pages_age(EMPTY_CHUNKS_KEPT);
+	return bytes;
 }
 
 mcg_public long mcg_slab_reap_all(void)
 {
 	if (mcg_slab_init())
 		return 0;
-	long bytes = 0;
-	mcg_lock(&mcg_cache_list_lock);
-	mcg_list_for_each (pos, &mcg_cache_list)
-		bytes += mcg_cache_reap(mcg_list_entry(pos, struct mcg_cache, link));
-	mcg_unlock(&mcg_cache_list_lock);
-	return bytes;
+	return slab_age(UINT_MAX);
 }
 
 mcg_public long mcg_slab_shrink_all(void)
@@ -144,8 +220,39 @@ mcg_public long mcg_slab_shrink_all(void)
 static pthread_mutex_t reaper_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reaper_cond;
 static pthread_t reaper_thread;
-static bool reaper_running, reaper_stop;
+static bool reaper_running, reaper_stop; /* reaper_lock; reaper_running read racily */
 static unsigned reaper_interval_ms;
+
+/* ------------------------------------------------------------ inline aging */
+
+static uint64_t age_last_ns; /* when the last inline step began (CAS) */
+static mcg_tls unsigned age_ticks;
+
+static mcg_noinline void age_tick_slow(void)
+{
+	long ms = mcg_option(MCG_OPT_REAP_MS);
+	if (ms <= 0 || __atomic_load_n(&reaper_running, __ATOMIC_RELAXED))
+		return;
+	uint64_t now = mcg_os_now_ns(), last = __atomic_load_n(&age_last_ns, __ATOMIC_RELAXED);
+	if (last == 0) { /* the first look starts the clock: nothing has aged yet */
+		__atomic_compare_exchange_n(&age_last_ns, &last, now, false, __ATOMIC_RELAXED,
+		                            __ATOMIC_RELAXED);
+		return;
+	}
+	if (now - last < (uint64_t)ms * 1000000u)
+		return;
+	if (!__atomic_compare_exchange_n(&age_last_ns, &last, now, false, __ATOMIC_RELAXED,
+	                                 __ATOMIC_RELAXED))
+		return; /* another thread runs this step */
+	slab_age(AGE_INLINE_DRAINS);
+}
+
+void mcg_slab_age_tick(void)
+{
+	if (likely(++age_ticks % AGE_TICK_EVERY))
+		return;
+	age_tick_slow();
+}
 
 static void *reaper_main(void *arg)
 {

@@ -270,22 +270,6 @@ static bool charge_take(uint16_t *v, long idx, uint16_t id, uint64_t units, stru
 	return true;
 }
 
-/* The fast loop's run of objects charged to one objcg ends and a run for
- * objcg @id (0: none) begins: false, nothing done, if @ch has no room for
- * @id; else the closing run's @units go to @closing (0: none; its entry
- * was reserved when the run began).  Out of line, with values only: the
- * loop keeps its run in registers. */
-static mcg_noinline bool charge_run_switch(struct mcg_charges *ch, uint16_t closing, uint64_t units,
-                                           uint16_t id)
-{
-	if (!id || mcg_charges_add(ch, id, 0)) { /* a run of uncharged objects needs none */
-		if (closing)
-			mcg_charges_add(ch, closing, units);
-		return true;
-	}
-	return false;
-}
-
 /* Clear bit @idx % 64 of *@w; return whether it was set (one btr on x86-64). */
 static mcg_always_inline bool bit_test_clear(uint64_t *w, uint64_t idx)
 {
@@ -333,9 +317,10 @@ static mcg_always_inline unsigned free_run_fast(struct mcg_cache *c, struct mcg_
 	const uintptr_t base = (uintptr_t)s->base;
 	uint64_t *const bitmap = s->bitmap;
 	uint64_t wi = UINT64_MAX, wv = 0, hint = s->hint;
+	const uint64_t units = c->charge_units;
 	uintptr_t run_base = base; /* the run: id 0 to start with, */
 	uint32_t run_n = 0;        /* its objects freed, */
-	uint16_t run_id = 0;       /* its id (held apart: the rare path's) */
+	int run_k = -1;            /* its entry in @ch (-1: charged to none) */
 	unsigned skipped = 0;
 	void *const *p = objs, *const *end = objs + k;
 	for (; p < end; p++) {
@@ -346,10 +331,13 @@ static mcg_always_inline unsigned free_run_fast(struct mcg_cache *c, struct mcg_
 				break; /* another slab */
 			/* Another id: the run so far to @ch, and a new one. */
 			uint16_t id = mcg_slot_id(slot);
-			if (!charge_run_switch(ch, run_id, (uint64_t)run_n * c->charge_units, id))
+			int slot_k = id ? mcg_charges_slot(ch, id) : -1;
+			if (id && slot_k < 0)
 				break; /* no room for its objcg: not consumed */
+			if (run_k >= 0)
+				ch->units[run_k] += (uint64_t)run_n * units;
 			run_base = base + ((uintptr_t)id << MCG_SLOT_ID_SHIFT);
-			run_id = id;
+			run_k = slot_k;
 			run_n = 0;
 			off = (slot & ~(uintptr_t)MCG_SLOT_CHARGED) - run_base;
 		}
@@ -373,8 +361,59 @@ static mcg_always_inline unsigned free_run_fast(struct mcg_cache *c, struct mcg_
 	}
 	if (wi != UINT64_MAX)
 		bitmap[wi] = wv;
-	if (run_id)
-		mcg_charges_add(ch, run_id, (uint64_t)run_n * c->charge_units);
+	if (run_k >= 0)
+		ch->units[run_k] += (uint64_t)run_n * units;
+	s->hint = (uint32_t)hint;
+	unsigned consumed = (unsigned)(p - objs);
+	*freed = consumed - skipped;
+	return consumed;
+}
+
+/*
+ * free_run_fast() for a slab whose objects belong to many objcgs side by
+ * side (a multi-tenant server's slabs), where runs of one id would break at
+ * every object: each object's charge goes straight to its objcg's entry in
+ * @ch, found in one probe of its index (mcg_charges_slot()).  Slab lock
+ * held; the same contract as free_run_fast(..., tagged).
+ */
+static unsigned free_run_mixed(struct mcg_cache *c, struct mcg_slab *s, void *const *objs,
+                               unsigned k, struct mcg_charges *ch, uint16_t *v, unsigned *freed)
+{
+	const uint64_t span = (uint64_t)s->units << MCG_UNIT_SHIFT, recip = c->recip;
+	const uint64_t units = c->charge_units;
+	const uintptr_t base = (uintptr_t)s->base;
+	uint64_t *const bitmap = s->bitmap;
+	uint64_t wi = UINT64_MAX, wv = 0, hint = s->hint;
+	unsigned skipped = 0;
+	void *const *p = objs, *const *end = objs + k;
+	for (; p < end; p++) {
+		uintptr_t slot = (uintptr_t)*p;
+		uint64_t off = (uintptr_t)mcg_slot_obj(slot) - base;
+		if (unlikely(off >= span))
+			break; /* another slab */
+		uint16_t id = mcg_slot_id(slot);
+		int e = id ? mcg_charges_slot(ch, id) : -1;
+		if (unlikely(id && e < 0))
+			break; /* no room for its objcg: not consumed */
+		uint64_t idx = (off * recip) >> MCG_RECIP_SHIFT;
+		if (unlikely(idx >> 6 != wi)) {
+			if (wi != UINT64_MAX)
+				bitmap[wi] = wv;
+			wi = idx >> 6;
+			wv = bitmap[wi];
+			hint = MCG_MIN(hint, wi);
+		}
+		if (unlikely(!bit_test_clear(&wv, idx))) {
+			mcg_report(MCG_REPORT_DOUBLE_FREE, c, mcg_slot_obj(slot));
+			skipped++;
+			continue;
+		}
+		v[idx] = 0;
+		if (e >= 0)
+			ch->units[e] += units;
+	}
+	if (wi != UINT64_MAX)
+		bitmap[wi] = wv;
 	s->hint = (uint32_t)hint;
 	unsigned consumed = (unsigned)(p - objs);
 	*freed = consumed - skipped;
@@ -393,8 +432,14 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 	mcg_spin_lock(&s->lock);
 	bool was_full = s->inuse == s->nobjs;
 	if (likely(!c->debug)) {
-		i = v ? free_run_fast(c, s, objs, k, ch, v, true, &freed)
-		      : free_run_fast(c, s, objs, k, ch, NULL, false, &freed);
+		/* Objects of two objcgs first: a mixed slab, most likely. */
+		if (v && k > 1 &&
+		    mcg_slot_id((uintptr_t)objs[0]) != mcg_slot_id((uintptr_t)objs[1]))
+			i = free_run_mixed(c, s, objs, k, ch, v, &freed);
+		else if (v)
+			i = free_run_fast(c, s, objs, k, ch, v, true, &freed);
+		else
+			i = free_run_fast(c, s, objs, k, ch, NULL, false, &freed);
 		s->inuse -= freed;
 	} else {
 		for (; i < k; i++) {

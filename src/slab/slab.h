@@ -122,6 +122,7 @@ struct mcg_cache {
 	void **slot_mem;      /* all CPUs' slot arrays, one mapping */
 	size_t meta_bytes;    /* bytes mapped for this cache's metadata */
 	char name[MCG_CACHE_NAME_MAX];
+	unsigned idle_steps; /* aging steps in a row with no busy array (0..2; relaxed) */
 	unsigned nr_nodes;
 	struct mcg_cache_node *nodes; /* nr_nodes entries */
 };
@@ -212,7 +213,13 @@ size_t mcg_node_release_empty(struct mcg_cache *c, unsigned node, size_t keep, s
 /** Run the constructor on the fresh objects of a batch. */
 void mcg_construct_fresh(struct mcg_cache *c, void **objs, unsigned n, uint64_t fresh);
 
-/* ---- drain.c: remote draining of CPU arrays ---- */
+/* ---- drain.c: remote draining of CPU arrays, aging ---- */
+/**
+ * mcg_slab_age_tick - from the slow paths (refill, flush), with no lock
+ * held: now and then, when no reaper thread runs, one bounded aging step if
+ * a period (MCG_REAP_MS) has passed since the last.
+ */
+void mcg_slab_age_tick(void);
 /** Flush every CPU array of @c to the slabs. */
 void mcg_cache_drain_all(struct mcg_cache *c);
 /** Lock and stop @c's CPU arrays marked in @which (all when NULL), then one
@@ -277,25 +284,36 @@ void mcg_cache_free_tagged_slow(struct mcg_cache *c, struct mcg_slab *s, void *s
  * setting to start.
  */
 #define MCG_CHARGES_MAX 64
+#define MCG_CHARGES_MAP                                                                            \
+	16 /* a direct-mapped index by id: a flush of many objcgs' objects                         \
+	      finds each one's entry in one probe */
 struct mcg_charges {
 	unsigned n;
 	uint16_t id[MCG_CHARGES_MAX];    /* objcg ids (group/objcg.h) */
 	uint64_t units[MCG_CHARGES_MAX]; /* MCG_OBJCG_UNITs */
+	uint8_t map[MCG_CHARGES_MAP];    /* id % MCG_CHARGES_MAP -> its entry + 1, a hint
+	                                    (checked against id[], valid below n only) */
 };
+
+/* mcg_charges_slot()'s miss: search, else add an entry with no units. */
+int mcg_charges_slot_slow(struct mcg_charges *ch, uint16_t id);
+
+/** The entry of objcg @id in @ch (added with no units if missing); -1 if @ch has no room. */
+static mcg_always_inline int mcg_charges_slot(struct mcg_charges *ch, uint16_t id)
+{
+	unsigned k = ch->map[id % MCG_CHARGES_MAP];
+	if (likely(k && k <= ch->n && ch->id[k - 1] == id))
+		return (int)k - 1;
+	return mcg_charges_slot_slow(ch, id);
+}
 
 /** Add @units of objcg @id to @ch; false (nothing added) if it has no room. */
 static inline bool mcg_charges_add(struct mcg_charges *ch, uint16_t id, uint64_t units)
 {
-	for (unsigned k = ch->n; k-- > 0;) {
-		if (ch->id[k] == id) {
-			ch->units[k] += units;
-			return true;
-		}
-	}
-	if (ch->n == MCG_CHARGES_MAX)
+	int k = mcg_charges_slot(ch, id);
+	if (k < 0)
 		return false;
-	ch->id[ch->n] = id;
-	ch->units[ch->n++] = units;
+	ch->units[k] += units;
 	return true;
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_drain.c - taking memory back (slab/drain.c): shrink returns every
- * empty slab and the resident set drops; reap ages untouched CPU arrays and
- * frees surplus empty slabs a fifth at a time; the reaper thread.
+ * empty slab and the resident set drops; an aging step gives back idle CPU
+ * arrays and empty slabs (half the surplus of a busy cache, all of an idle
+ * one's); steps run on the reaper thread, or inline in the slow paths.
  * Runs again with MCG_RSEQ=0.
  */
 #include <errno.h>
@@ -13,6 +14,7 @@
 
 #include "memcg/debug.h"
 #include "memcg/kmalloc.h"
+#include "memcg/memcg.h"
 #include "memcg/slab.h"
 #include "os/os.h"
 #include "page/pages.h"
@@ -110,31 +112,30 @@ static void test_reap_arrays(void)
 	size_t cached = stats_of(c).cached_objs;
 	CHECK_EQ(st->cur, cached); /* all in this CPU's array */
 	CHECK(cached > 10);
-	/* The array needed its node (refills) since the last reap: left alone. */
+	/* The array needed its node (refills, flushes) since the last step: hot, left alone. */
 	mcg_cache_reap(c);
 	CHECK_EQ(stats_of(c).cached_objs, cached);
-	/* Untouched since: a fifth (rounded up) goes back per reap. */
-	for (int step = 0; step < 4; step++) {
-		mcg_cache_reap(c);
-		size_t now = stats_of(c).cached_objs;
-		CHECK_EQ(now, cached - (cached + 4) / 5);
-		cached = now;
-	}
-	/* Touch it (a refill from the node): the next reap leaves it alone. */
-	for (size_t i = 0; i <= cached; i++)
+	/* Untouched since: idle, everything goes back at once. */
+	mcg_cache_reap(c);
+	CHECK_EQ(stats_of(c).cached_objs, 0);
+	/* Busy again (a refill from the node): the next step leaves it alone. */
+	for (int i = 0; i < 10; i++)
 		objs[i] = mcg_cache_alloc(c);
+	for (int i = 0; i < 10; i++)
+		mcg_cache_free(c, objs[i]);
 	size_t after = stats_of(c).cached_objs;
+	CHECK(after >= 10);
 	mcg_cache_reap(c);
 	CHECK_EQ(stats_of(c).cached_objs, after);
-	for (size_t i = 0; i <= cached; i++)
+	/* Only the fast path ran since (no refill or flush): idle to aging. */
+	for (int i = 0; i < 5; i++)
+		objs[i] = mcg_cache_alloc(c);
+	for (int i = 0; i < 5; i++)
 		mcg_cache_free(c, objs[i]);
-	/* Enough reaps give everything back. */
-	for (int i = 0; i < 60; i++)
-		mcg_cache_reap(c);
+	mcg_cache_reap(c);
 	mcg_cache_stats_t s = stats_of(c);
 	CHECK_EQ(s.cached_objs, 0);
 	CHECK_EQ(s.active_objs, 0);
-	CHECK(s.num_slabs <= 2); /* the node's reserve of empty slabs */
 	CHECK_EQ(mcg_cache_destroy(c), 0);
 	unpin();
 }
@@ -154,30 +155,102 @@ static void test_reap_slabs_gradually(void)
 		mcg_cache_free(c, objs[i]);
 	size_t empty = node_empty(c);
 	CHECK(empty >= 30);
-	/* The array was touched: only slabs go, a fifth of those beyond the reserve. */
-	size_t slabs = stats_of(c).num_slabs;
+	/* Busy (its arrays refilled and flushed): half the empty slabs beyond the
+	 * reserve of 2 go back, rounded up; the array keeps its objects. */
+	size_t slabs = stats_of(c).num_slabs, cached = stats_of(c).cached_objs;
 	long bytes = mcg_cache_reap(c);
-	size_t want = (empty - 2 + 4) / 5;
+	size_t want = (empty - 2 + 1) / 2;
 	CHECK_EQ(stats_of(c).num_slabs, slabs - want);
 	CHECK_EQ(bytes, (long)(want * s.slab_bytes));
-	/* Gradual: more reaps, fewer slabs each time, never below the reserve. */
-	size_t prev = stats_of(c).num_slabs;
-	int calls = 0;
-	while (node_empty(c) > 2 && calls < 100) {
-		mcg_cache_reap(c);
-		size_t now = stats_of(c).num_slabs;
-		CHECK(now <= prev);
-		prev = now;
-		calls++;
-	}
-	CHECK(calls >= 5); /* not all at once */
-	for (int i = 0; i < 60; i++)
-		mcg_cache_reap(c);
-	CHECK_EQ(node_empty(c), 2);
+	CHECK_EQ(stats_of(c).cached_objs, cached);
+	/* Idle one step: the array goes back to its slabs, and every empty slab
+	 * beyond the reserve goes to the OS. */
+	mcg_cache_reap(c);
 	CHECK_EQ(stats_of(c).cached_objs, 0);
+	CHECK_EQ(node_empty(c), 2);
+	CHECK_EQ(stats_of(c).num_slabs, stats_of(c).active_slabs + 2);
+	/* Idle two steps: the reserve too. */
+	bytes = mcg_cache_reap(c);
+	CHECK_EQ(bytes, (long)(2 * s.slab_bytes));
+	CHECK_EQ(stats_of(c).num_slabs, 0);
+	CHECK_EQ(mcg_cache_reap(c), 0); /* nothing left */
+	/* Busy again: the reserve is kept again. */
+	for (size_t i = 0; i < n; i++)
+		objs[i] = mcg_cache_alloc(c);
+	for (size_t i = 0; i < n; i++)
+		mcg_cache_free(c, objs[i]);
+	mcg_cache_reap(c);
+	CHECK(node_empty(c) >= 2);
 	CHECK(mcg_cache_shrink(c) > 0);
 	CHECK_EQ(stats_of(c).num_slabs, 0);
 	CHECK_EQ(mcg_cache_destroy(c), 0);
+	free(objs);
+	unpin();
+}
+
+/*
+ * Aging by default, with no thread: a cache left alone gives its array
+ * objects and empty slabs back within two periods, the steps running in
+ * other allocations' slow paths; a busy one keeps its hot objects.
+ */
+static void test_age_inline(void)
+{
+	unsigned cpu = pin_here();
+	CHECK_EQ(mcg_option_set("reap_ms", 20), 0);
+	mcg_cache_t *idle = mcg_cache_create("age-idle", 256, 0, 0, NULL);
+	mcg_cache_t *busy = mcg_cache_create("age-busy", 128, 0, 0, NULL);
+	REQUIRE(idle && busy);
+	size_t n = stats_of(idle).objs_per_slab * 20;
+	void **objs = calloc(n, sizeof(void *));
+	REQUIRE(objs);
+	for (size_t i = 0; i < n; i++)
+		objs[i] = mcg_cache_alloc(idle);
+	for (size_t i = 0; i < n; i++)
+		mcg_cache_free(idle, objs[i]);
+	CHECK(stats_of(idle).num_slabs >= 20);
+	CHECK(stats_of(idle).cached_objs > 0);
+	/* The busy cache's slow paths run steps; its own array stays hot.  Each
+	 * round takes twice an array's worth out and back: refills and flushes. */
+	enum { HOT = 4096 };
+	static void *hot[HOT];
+	size_t m = 2 * stats_of(busy).cpu_limit;
+	REQUIRE(m <= HOT);
+	struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(busy->pcpu, cpu);
+	for (int round = 0; round < 200 && stats_of(idle).num_slabs > 0; round++) {
+		struct timespec ts = {0, 2 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		for (int k = 0; k < 8; k++) {
+			for (size_t i = 0; i < m; i++)
+				hot[i] = mcg_cache_alloc(busy);
+			for (size_t i = 0; i < m; i++)
+				mcg_cache_free(busy, hot[i]);
+		}
+	}
+	CHECK_EQ(stats_of(idle).num_slabs, 0);
+	CHECK_EQ(stats_of(idle).cached_objs, 0);
+	CHECK(st->cur > 0); /* hot objects kept */
+	/* Off: nothing ages. */
+	CHECK_EQ(mcg_option_set("reap_ms", 0), 0);
+	for (size_t i = 0; i < n; i++)
+		objs[i] = mcg_cache_alloc(idle);
+	for (size_t i = 0; i < n; i++)
+		mcg_cache_free(idle, objs[i]);
+	size_t slabs = stats_of(idle).num_slabs;
+	for (int round = 0; round < 10; round++) {
+		struct timespec ts = {0, 2 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		for (int k = 0; k < 8; k++) {
+			for (size_t i = 0; i < m; i++)
+				hot[i] = mcg_cache_alloc(busy);
+			for (size_t i = 0; i < m; i++)
+				mcg_cache_free(busy, hot[i]);
+		}
+	}
+	CHECK_EQ(stats_of(idle).num_slabs, slabs);
+	CHECK_EQ(mcg_option_set("reap_ms", -1), -EINVAL);
+	CHECK_EQ(mcg_cache_shrink(idle) > 0, 1);
+	CHECK_EQ(mcg_cache_destroy(idle), 0);
+	CHECK_EQ(mcg_cache_destroy(busy), 0);
 	free(objs);
 	unpin();
 }
@@ -194,24 +267,24 @@ static void test_reap_all_and_reaper(void)
 		objs[i] = mcg_cache_alloc(c);
 	for (size_t i = 0; i < n; i++)
 		mcg_cache_free(c, objs[i]);
-	size_t slabs = stats_of(c).num_slabs;
-	CHECK(mcg_slab_reap_all() > 0);
-	CHECK(stats_of(c).num_slabs < slabs);
-	slabs = stats_of(c).num_slabs;
+	size_t slabs = stats_of(c).num_slabs, empty = node_empty(c);
+	/* One step over every cache: this one was busy, half its surplus goes. */
+	CHECK(mcg_slab_reap_all() >= (long)((empty - 2 + 1) / 2 * stats_of(c).slab_bytes));
+	CHECK_EQ(stats_of(c).num_slabs, slabs - (empty - 2 + 1) / 2);
 	CHECK_EQ(mcg_reaper_start(5), 0);
 	CHECK_EQ(mcg_reaper_start(5), -EALREADY);
-	/* The reaper works in the background until only the reserve is left. */
-	for (int i = 0; i < 400 && node_empty(c) > 2; i++) {
+	/* The reaper ages it in the background, idle, down to nothing. */
+	for (int i = 0; i < 400 && stats_of(c).num_slabs > 0; i++) {
 		struct timespec ts = {0, 5 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
-	CHECK_EQ(node_empty(c), 2);
-	CHECK(stats_of(c).num_slabs < slabs);
+	CHECK_EQ(stats_of(c).num_slabs, 0);
+	CHECK_EQ(stats_of(c).cached_objs, 0);
 	mcg_reaper_stop();
 	mcg_reaper_stop(); /* idempotent */
 	CHECK_EQ(mcg_reaper_start(1000), 0);
 	mcg_reaper_stop();
-	CHECK(mcg_cache_shrink(c) >= 0);
+	CHECK_EQ(mcg_cache_shrink(c), 0); /* the reaper left nothing to shrink */
 	CHECK_EQ(mcg_cache_destroy(c), 0);
 	free(objs);
 }
@@ -258,6 +331,7 @@ int main(int argc, char **argv)
 	RUN(test_reap_slabs_gradually);
 	RUN(test_reap_all_and_reaper);
 	RUN(test_shrink_all);
+	RUN(test_age_inline);
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED")) {
 		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
