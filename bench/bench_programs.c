@@ -31,8 +31,9 @@
  * the CPU time (user + system) and the peak RSS of wait4()'s rusage, which
  * counts the descendants a program waited for (gcc's cc1 and as).  Every
  * program's output (a file it writes, or its stdout) must be the same
- * under every allocator and in every round: a difference is reported as a
- * failure (exit status 1), as is a program that fails.
+ * under every allocator as under glibc, and in every round as in the
+ * first: a difference is reported as a failure (exit status 1), as is a
+ * program that fails.
  *
  * The churn program times its churn alone: it writes a byte to a pipe when
  * the churn ends, and the benchmark goes on with the next run while it
@@ -152,9 +153,8 @@ struct program {
 	char in[PATH_LEN];     /* stdin ("": /dev/null) */
 	char check[PATH_LEN];  /* the output compared across runs ("": stdout) */
 	bool on;               /* found and selected */
-	bool have_ref;         /* ref_hash holds the first run's output hash */
+	bool have_ref;         /* ref_hash: the output of the first round */
 	uint64_t ref_hash;
-	const char *ref_variant;
 };
 
 /* One churn sample: ms since the program started, phase, RSS and live KiB. */
@@ -168,6 +168,7 @@ struct csample {
 struct result {
 	double m[NMETRIC];
 	bool ok;
+	uint64_t hash;   /* of its output (not the churn's) */
 	double live_mib; /* churn: live MiB in the idle phase */
 };
 
@@ -548,6 +549,13 @@ static const struct {
 
 /* ================================================================ running */
 
+static void free_env(char **env)
+{
+	for (size_t i = 0; env && env[i]; i++)
+		free(env[i]);
+	free(env);
+}
+
 /*
  * Variant @v's environment: ours without LD_PRELOAD and the shim's report
  * variables, then LD_PRELOAD (a preloaded variant) and the settings every
@@ -569,8 +577,10 @@ static char **program_env(const struct ctx *x, const struct bench_variant *v)
 		bool keep = true;
 		for (size_t d = 0; d < sizeof(drop) / sizeof(drop[0]); d++)
 			keep &= strncmp(environ[i], drop[d], strlen(drop[d])) != 0;
-		if (keep && !(env[k++] = strdup(environ[i])))
+		if (keep && !(env[k++] = strdup(environ[i]))) {
+			free_env(env);
 			return NULL;
+		}
 	}
 	char buf[PATH_LEN + 16];
 	if (v->preload) {
@@ -583,17 +593,15 @@ static char **program_env(const struct ctx *x, const struct bench_variant *v)
 	env[k++] = strdup("PYTHONHASHSEED=0");
 	env[k++] = strdup("PERL_HASH_SEED=0");
 	env[k++] = strdup("PERL_PERTURB_KEYS=0");
-	for (size_t i = 0; i < k; i++)
-		if (!env[i])
+	for (size_t i = 0; i < k; i++) {
+		if (!env[i]) {
+			for (size_t j = 0; j < k; j++)
+				free(env[j]);
+			free(env);
 			return NULL;
+		}
+	}
 	return env;
-}
-
-static void free_env(char **env)
-{
-	for (size_t i = 0; env && env[i]; i++)
-		free(env[i]);
-	free(env);
 }
 
 /* The stdout and stderr files of a run. */
@@ -719,22 +727,10 @@ static void finish(struct ctx *x, int pi, int vi, int st, bool timed_out, const 
 		x->failed++;
 		return;
 	}
-	if (pi != P_CHURN) {
+	if (pi != P_CHURN) { /* now: the next run writes over it */
 		char out[PATH_LEN], err[PATH_LEN];
 		out_paths(x, pi, vi, out, err);
-		uint64_t h = hash_file(p->check[0] ? p->check : out);
-		if (!p->have_ref) {
-			p->have_ref = true;
-			p->ref_hash = h;
-			p->ref_variant = vn;
-		} else if (h != p->ref_hash) {
-			fprintf(stderr,
-			        "memcg bench programs: %s under %s wrote other output than under "
-			        "%s (%s)\n",
-			        p->name, vn, p->ref_variant, p->check[0] ? p->check : out);
-			x->failed++;
-			return;
-		}
+		r->hash = hash_file(p->check[0] ? p->check : out);
 	}
 	r->m[M_WALL] = wall;
 	r->m[M_CPU] = (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
@@ -881,6 +877,59 @@ static void collect_churn(struct ctx *x, int run)
 	x->npend = 0;
 }
 
+static int var_index(const struct ctx *x, const char *name)
+{
+	for (int i = 0; i < x->nvar; i++)
+		if (!strcmp(x->var[i].name, name))
+			return i;
+	return -1;
+}
+
+/*
+ * Compare the outputs of round @run: every run's with the reference run's
+ * - glibc's (the system's own malloc), else the first that ran - and that
+ * with the first round's.  A run whose output differs is failed.
+ */
+static void check_outputs(struct ctx *x, int run)
+{
+	int ig = var_index(x, "glibc");
+	for (int pi = 0; pi < NPROG; pi++) {
+		struct program *p = &x->prog[pi];
+		if (!p->on || pi == P_CHURN)
+			continue;
+		int ref = ig >= 0 && x->res[pi][ig][run].ok ? ig : -1;
+		for (int vi = 0; ref < 0 && vi < x->nvar; vi++)
+			if (x->res[pi][vi][run].ok)
+				ref = vi;
+		if (ref < 0)
+			continue;
+		uint64_t h = x->res[pi][ref][run].hash;
+		if (!p->have_ref) {
+			p->have_ref = true;
+			p->ref_hash = h;
+		} else if (h != p->ref_hash) {
+			fprintf(stderr,
+			        "memcg bench programs: %s under %s wrote other output in round %d "
+			        "than in round 1\n",
+			        p->name, x->var[ref].name, run + 1);
+			x->res[pi][ref][run].ok = false;
+			x->failed++;
+		}
+		for (int vi = 0; vi < x->nvar; vi++) {
+			struct result *r = &x->res[pi][vi][run];
+			if (vi == ref || !r->ok || r->hash == h)
+				continue;
+			fprintf(stderr,
+			        "memcg bench programs: %s under %s wrote other output than under "
+			        "%s "
+			        "(round %d)\n",
+			        p->name, x->var[vi].name, x->var[ref].name, run + 1);
+			r->ok = false;
+			x->failed++;
+		}
+	}
+}
+
 /* Every round: each program under every variant, the order rotated. */
 static void measure(struct ctx *x)
 {
@@ -900,6 +949,7 @@ static void measure(struct ctx *x)
 			}
 		}
 		collect_churn(x, run);
+		check_outputs(x, run);
 		bench_progress("programs: round %d/%d done (%.1f s)", run + 1, x->o.runs,
 		               (double)(bench_now_ns() - t0) / 1e9);
 	}
@@ -946,14 +996,6 @@ static bool ran_all(const struct ctx *x, int pi, int vi)
 		if (!x->res[pi][vi][r].ok)
 			return false;
 	return true;
-}
-
-static int var_index(const struct ctx *x, const char *name)
-{
-	for (int i = 0; i < x->nvar; i++)
-		if (!strcmp(x->var[i].name, name))
-			return i;
-	return -1;
 }
 
 /* The baseline with the lowest median of @m for @pi; -1 if none. */
