@@ -18,6 +18,10 @@ static const struct {
         {"objcg", bench_objcg_main, "seed 000: accounted frees, alive/removed group; pairs; bytes"},
         {"kvcache", bench_kvcache_main,
          "examples/kvcache under redis-benchmark: tenants vs one group vs redis-server"},
+        {"control", bench_control_main,
+         "the control socket off / on / polled: its cost to the fast paths"},
+        {"dirty", bench_dirty_main,
+         "seed 004: page cache dirty limits - overhead, throughput, bound, fairness, pauses"},
         {"programs", bench_programs_main,
          "real programs (python3, sqlite3, xz, sort, gcc, perl, a cache server) on each malloc"},
 };

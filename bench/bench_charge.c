@@ -19,7 +19,7 @@
  *   held - each thread holds HOLD pages charged to leaves chosen at random:
  *          a step charges a page to a random leaf and uncharges the
  *          thread's oldest page; 64 groups against the stock's 7 entries
- *          per CPU, so the stock misses and evicts on most steps.
+ *          per CPU, so the stock misses on most steps.
  * Every variant does the same work (the random numbers are the same
  * sequence, the held-page bookkeeping the same stores) through its own
  * charge call, on the same threads and clock.
@@ -38,8 +38,10 @@
  * sampler reads every leaf's usage less the pages the threads hold: at most
  * 64 pages x CPUs (one stock entry per CPU), 64 x threads when there are
  * more threads than CPUs (drift_bound()); with the threads stopped and
- * their pages still held, usage less pages held equals what the stocks hold
- * exactly (0 without a stock) and is at most 64 x CPUs; after every run,
+ * their pages still held, a leaf's usage less pages held equals what the
+ * stocks hold for it exactly (0 without a stock) and is at most 64 x CPUs,
+ * and so does a level's, with what they hold for its subtree (its own
+ * entries serve its children); after every run,
  * with all pages uncharged and the stocks drained, every counter of every
  * variant reads 0.
  */
@@ -406,12 +408,16 @@ static bool check_quiescent(void)
 		all_held += held;
 	}
 	for (int level = 1; level < LEVELS; level++) {
-		long u = usage_of(v, level, 0);
-		if (u != all_held + all_extra) {
+		/* A level's usage: the pages held below it, and what the stocks
+		 * hold for it and its descendants (the leaves' entries, and its
+		 * own, which serve charges of its children). */
+		long u = usage_of(v, level, 0), want = all_held + all_extra;
+		if (v == V_STOCK)
+			want = all_held + mcg_stock_cached_subtree(level == 1 ? grp_a : grp_b);
+		if (u != want) {
 			fprintf(stderr,
 			        "memcg bench charge: %s/%s level %d: usage %ld, expected %ld\n",
-			        workload_names[job.workload], variant_names[v], level, u,
-			        all_held + all_extra);
+			        workload_names[job.workload], variant_names[v], level, u, want);
 			ok = false;
 		}
 	}

@@ -24,10 +24,22 @@
  * what the limits did.  Global pressure (memcg/pressure.h) runs alongside
  * and says where this process's real budget comes from.
  *
+ * Beside them, a fifth tenant writes a log file through memcg's page cache
+ * (memcg/file.h) as fast as it can:
+ *
+ *   logger  max 32M, memory.dirty_bytes 4M   file writes, 256 KiB at a time
+ *
+ * Its file pages are charged to it and reclaimed like the caches; its dirty
+ * data stays near its 4M limit while the flushers write it out, and its
+ * writer is paused (balance_dirty_pages) instead of running ahead; each
+ * second a line shows its dirty + writeback pages, its write rate and the
+ * time its writer was paused; at the end it fsyncs and reads the file back.
+ *
  * `memcg demo --program` runs the first demo instead (demo_program.c);
  * `memcg demo --server` a real server and real clients (demo_server.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -38,6 +50,7 @@
 
 #include "commands.h"
 #include "demo.h"
+#include "memcg/file.h"
 #include "memcg/group.h"
 #include "memcg/pressure.h"
 #include "memcg/reclaim.h"
@@ -240,6 +253,116 @@ static void print_row(const char *label, mcg_group_t *g)
 	       keyed(g, "memory.events", "oom_kill"));
 }
 
+/* ------------------------------------------------------------ the logger */
+
+#define LOG_CHUNK (256L << 10)
+#define LOG_REGION (64L << 20) /* the file wraps here: disk use stays bounded */
+#define LOG_DIRTY_MIB 4
+
+static struct {
+	mcg_group_t *g;
+	mcg_file_t *f;
+	pthread_t thread;
+	char dir[256], path[300];
+	long written;    /* bytes (atomic) */
+	long errors;     /* writes that failed (atomic) */
+	long peak_dirty; /* bytes: dirty + writeback, sampled 10 times a second */
+} logger;
+
+static unsigned char log_byte(long off) { return (unsigned char)(off * 2654435761u >> 24); }
+
+static void *logger_main(void *arg)
+{
+	(void)arg;
+	unsigned char *buf = malloc(LOG_CHUNK);
+	if (!buf)
+		return NULL;
+	for (long off = 0; !stop_tenants; off = (off + LOG_CHUNK) % LOG_REGION) {
+		for (long i = 0; i < LOG_CHUNK; i++)
+			buf[i] = log_byte(off + i);
+		ssize_t n = mcg_file_pwrite(logger.f, buf, LOG_CHUNK, off);
+		if (n == LOG_CHUNK)
+			__atomic_fetch_add(&logger.written, n, __ATOMIC_RELAXED);
+		else
+			__atomic_fetch_add(&logger.errors, 1, __ATOMIC_RELAXED);
+	}
+	free(buf);
+	return NULL;
+}
+
+static int logger_setup(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(logger.dir, sizeof(logger.dir), "%s/memcg-demo.XXXXXX", tmp ? tmp : "/tmp");
+	if (!mkdtemp(logger.dir))
+		return -1;
+	snprintf(logger.path, sizeof(logger.path), "%s/log", logger.dir);
+	if (mcg_group_create(NULL, "logger", &logger.g) ||
+	    mcg_group_write(logger.g, "memory.max", "32M") ||
+	    mcg_group_write(logger.g, "memory.dirty_bytes", "4M") ||
+	    mcg_group_write(logger.g, "memory.dirty_background_bytes", "1M"))
+		return -1;
+	mcg_file_opts_t o = {logger.g, 0};
+	return mcg_file_open(logger.path, O_RDWR | O_CREAT | O_TRUNC, 0600, &o, &logger.f) ? -1 : 0;
+}
+
+/* The value of "@key N" in @buf, or 0. */
+static long key_in(const char *buf, const char *key)
+{
+	size_t kl = strlen(key);
+	for (const char *p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, key, kl) && p[kl] == ' ')
+			return atol(p + kl + 1);
+	return 0;
+}
+
+/* Its dirty + writeback bytes now (one read of memory.stat: no page counted twice). */
+static long logger_dirty(void)
+{
+	char buf[4096];
+	if (mcg_group_read(logger.g, "memory.stat", buf, sizeof(buf)) <= 0)
+		return 0;
+	return key_in(buf, "file_dirty") + key_in(buf, "file_writeback");
+}
+
+static void logger_row(long wrote_in_second)
+{
+	char cur[16], max[16];
+	fmt_bytes(cur, sizeof(cur), read_num(logger.g, "memory.current"));
+	fmt_bytes(max, sizeof(max), read_num(logger.g, "memory.max"));
+	printf("  %-8s %8s %7s %7s | dirty+writeback %4.1fM (limit %dM), wrote %6.1fM/s, "
+	       "writer paused %ld ms in all\n",
+	       "logger", cur, "-", max, (double)logger_dirty() / MIB, LOG_DIRTY_MIB,
+	       (double)wrote_in_second / MIB, keyed(logger.g, "memory.stat", "dirty_throttled_ms"));
+}
+
+/* fsync, then read the file back: every byte as written.  0 or -1. */
+static int logger_finish(long *checked)
+{
+	int err = mcg_file_fsync(logger.f);
+	mcg_file_close(logger.f);
+	*checked = 0;
+	int fd = open(logger.path, O_RDONLY);
+	unsigned char *buf = malloc(LOG_CHUNK);
+	long size = __atomic_load_n(&logger.written, __ATOMIC_RELAXED);
+	size = size < LOG_REGION ? size : LOG_REGION;
+	for (long off = 0; fd >= 0 && buf && off + LOG_CHUNK <= size; off += LOG_CHUNK) {
+		if (pread(fd, buf, LOG_CHUNK, off) != LOG_CHUNK)
+			break;
+		for (long i = 0; i < LOG_CHUNK; i++)
+			if (buf[i] != log_byte(off + i))
+				err = -EIO;
+		*checked += LOG_CHUNK;
+	}
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	unlink(logger.path);
+	rmdir(logger.dir);
+	mcg_file_drop_caches();
+	return err || *checked < size ? -1 : 0;
+}
+
 /* ------------------------------------------------------------ setup and teardown */
 
 static int setup(void)
@@ -268,7 +391,7 @@ static int setup(void)
 			return -1;
 	}
 	mcg_oom_set_policy(oom_policy, NULL);
-	return 0;
+	return logger_setup();
 }
 
 static void teardown(void)
@@ -289,6 +412,8 @@ static void teardown(void)
 	}
 	mcg_group_remove(parent);
 	mcg_group_put(parent);
+	mcg_group_remove(logger.g);
+	mcg_group_put(logger.g);
 	mcg_list_lru_destroy(lru);
 	mcg_shrinker_destroy(shrinker);
 	mcg_cache_destroy(entry_cache);
@@ -340,12 +465,13 @@ int mcg_cmd_demo(int argc, char **argv)
 	int perr = mcg_pressure_start(NULL);
 	mcg_pressure_status(&ps);
 
-	printf("memcg demo: four tenants in one process, %d s\n\n", seconds);
+	printf("memcg demo: four tenants and a file writer in one process, %d s\n\n", seconds);
 	printf("  tenants   max 192M\n"
 	       "   |- gold    max 96M, low 48M   working set 24M, cache +12M/s\n"
 	       "   |- silver  max 64M, high 48M  working set 16M, cache +12M/s\n"
 	       "   |- bronze  max 48M            working set  8M, cache +12M/s\n"
-	       "   `- rogue   max 48M            working set +8M/s (leaks), cache +6M/s\n\n");
+	       "   `- rogue   max 48M            working set +8M/s (leaks), cache +6M/s\n"
+	       "  logger    max 32M, memory.dirty_bytes 4M: writes a file as fast as it can\n\n");
 	if (perr)
 		printf("global pressure: not started (%s)\n\n", strerror(-perr));
 	else
@@ -356,6 +482,8 @@ int mcg_cmd_demo(int argc, char **argv)
 		pthread_create(&tenants[i].thread, NULL, tenant_main, &tenants[i]);
 	for (int i = 0; i < NR_TENANTS; i++)
 		tenants[i].min_current = -1;
+	pthread_create(&logger.thread, NULL, logger_main, NULL);
+	long logged = 0;
 
 	for (int s = 1; s <= seconds; s++) {
 		/* Sample 10 times a second for the summary's min/peak. */
@@ -369,6 +497,9 @@ int mcg_cmd_demo(int argc, char **argv)
 				if (s > 3 && (t->min_current < 0 || cur < t->min_current))
 					t->min_current = cur;
 			}
+			long d = logger_dirty();
+			if (d > logger.peak_dirty)
+				logger.peak_dirty = d;
 		}
 		printf("t=%2ds     current    high     max | reclaimed   low  high   max   oom "
 		       "oom_kill\n",
@@ -376,10 +507,14 @@ int mcg_cmd_demo(int argc, char **argv)
 		print_row("tenants", parent);
 		for (int i = 0; i < NR_TENANTS; i++)
 			print_row(tenants[i].name, tenants[i].g);
+		long w = __atomic_load_n(&logger.written, __ATOMIC_RELAXED);
+		logger_row(w - logged);
+		logged = w;
 	}
 	stop_tenants = 1;
 	for (int i = 0; i < NR_TENANTS; i++)
 		pthread_join(tenants[i].thread, NULL);
+	pthread_join(logger.thread, NULL);
 
 	/* ---- the summary */
 	printf("\nWhat the limits did:\n");
@@ -429,9 +564,22 @@ int mcg_cmd_demo(int argc, char **argv)
 		       ps.wakeups, ps.wakeups_watermark, (double)ps.high / MIB, ps.wakeups_psi,
 		       (double)ps.reclaimed / MIB);
 	}
+	/* The logger: bounded dirty data, a paused writer, nothing lost. */
+	long checked, log_oom = keyed(logger.g, "memory.events", "oom");
+	long paused = keyed(logger.g, "memory.stat", "dirty_throttled_ms");
+	double written = (double)__atomic_load_n(&logger.written, __ATOMIC_RELAXED) / MIB;
+	double bound = LOG_DIRTY_MIB * 33.0 / 32 + 32.0 * 4096 / MIB;
+	int lerr = logger_finish(&checked);
+	printf("  logger  wrote %.0fM through memory.dirty_bytes %dM: its dirty + writeback "
+	       "peaked at %.1fM (sampled 10/s; the bound is %.2fM), its writer was paused %ld ms "
+	       "in all, %ld OOM; after fsync, %.0fM read back with read(2) %s\n",
+	       written, LOG_DIRTY_MIB, (double)logger.peak_dirty / MIB, bound, paused, log_oom,
+	       (double)checked / MIB, lerr ? "DIFFERED" : "as written");
+	if (lerr || log_oom || logger.errors || (double)logger.peak_dirty / MIB > bound)
+		ok = false;
 	if (!ok)
-		printf("  UNEXPECTED: a well-behaved tenant hit OOM or the parent exceeded its "
-		       "max.\n");
+		printf("  UNEXPECTED: a well-behaved tenant hit OOM, the parent exceeded its "
+		       "max, or the logger's file or dirty bound was wrong.\n");
 	else if (rogue_oom)
 		printf("  Only the rogue tenant ran out of memory; the others kept working "
 		       "within their limits.\n");

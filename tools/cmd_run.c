@@ -10,6 +10,11 @@
  * MCG_REPORT_FD, see src/preload/exit_report.c), then execs the command.
  * The program's stdout is never touched: the report goes to its stderr or to
  * FILE.  memcg run exits with the program's status (128 + signal if killed).
+ *
+ * The shim serves the program's control socket (src/preload/control.c)
+ * unless --no-control (MCG_CONTROL=0), and its metrics over HTTP with
+ * --metrics ADDR (MCG_METRICS_LISTEN).  When stderr is a terminal, memcg
+ * run says the program's pid and how to watch it (`memcg top -p PID`).
  */
 #include "run.h"
 
@@ -124,6 +129,7 @@ static _Noreturn void child_exec(char *const argv[], const char *preload, const 
 /* ------------------------------------------------------------ the parent */
 
 static volatile sig_atomic_t run_child_pid;
+static bool run_announce; /* say the pid and how to attach memcg top */
 
 static void forward_signal(int sig)
 {
@@ -166,6 +172,9 @@ int mcg_run_program(char *const argv[], const char *preload, const char *report_
 		child_exec(argv, preload, report_path);
 
 	run_child_pid = pid;
+	if (run_announce)
+		fprintf(stderr, "memcg run: %s is pid %ld; watch it with: memcg top -p %ld\n",
+		        argv[0], (long)pid, (long)pid);
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
 	sigaction(SIGTERM, &fwd, &old_term);
@@ -201,7 +210,8 @@ int mcg_run_program(char *const argv[], const char *preload, const char *report_
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: memcg run [-o FILE] [--max SIZE] [--high SIZE] [--] CMD [ARGS...]\n"
+	fprintf(f, "usage: memcg run [-o FILE] [--max SIZE] [--high SIZE] [--no-control]\n"
+	           "                 [--metrics ADDR:PORT] [--] CMD [ARGS...]\n"
 	           "  Run CMD on memcg's allocator (libmemcg-preload.so) and, when it exits,\n"
 	           "  print its slabinfo to its stderr, or to FILE with -o.  Exits with CMD's\n"
 	           "  status (128 + N if killed by signal N).  MCG_PRELOAD_LIB overrides where\n"
@@ -211,7 +221,10 @@ static void usage(FILE *f)
 	           "  allocations are throttled); SIZE is bytes with an optional K/M/G/T\n"
 	           "  suffix, or max.  The report then ends with the group's memory.current,\n"
 	           "  memory.stat and memory.events.  Each process CMD starts gets a group of\n"
-	           "  its own with the same limits (the environment MCG_HEAP_MAX/_HIGH).\n");
+	           "  its own with the same limits (the environment MCG_HEAP_MAX/_HIGH).\n"
+	           "  CMD serves a control socket (memcg ps/stat/set/top -p PID) unless\n"
+	           "  --no-control (MCG_CONTROL=0); --metrics ADDR:PORT serves Prometheus\n"
+	           "  metrics at http://ADDR:PORT/metrics (MCG_METRICS_LISTEN).\n");
 }
 
 /* Check @value as memory.max/memory.high would, on a scratch group. */
@@ -248,7 +261,8 @@ static bool take_value(int argc, char **argv, int *i, const char *name, const ch
 
 int mcg_cmd_run(int argc, char **argv)
 {
-	const char *out = NULL, *max = NULL, *high = NULL;
+	const char *out = NULL, *max = NULL, *high = NULL, *metrics = NULL;
+	bool no_control = false;
 	int i = 1;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
@@ -268,8 +282,13 @@ int mcg_cmd_run(int argc, char **argv)
 			out = a + 2;
 			continue;
 		}
+		if (!strcmp(a, "--no-control")) {
+			no_control = true;
+			continue;
+		}
 		if (take_value(argc, argv, &i, "--max", &max) ||
-		    take_value(argc, argv, &i, "--high", &high))
+		    take_value(argc, argv, &i, "--high", &high) ||
+		    take_value(argc, argv, &i, "--metrics", &metrics))
 			continue;
 		if (a[0] == '-') {
 			fprintf(stderr, "memcg run: unknown or incomplete option '%s'\n", a);
@@ -289,6 +308,11 @@ int mcg_cmd_run(int argc, char **argv)
 		return 2;
 	if (high ? setenv("MCG_HEAP_HIGH", high, 1) : unsetenv("MCG_HEAP_HIGH"))
 		return 2;
+	if ((no_control && setenv("MCG_CONTROL", "0", 1)) ||
+	    (metrics && setenv("MCG_METRICS_LISTEN", metrics, 1)))
+		return 2;
+	const char *ctl = getenv("MCG_CONTROL");
+	run_announce = isatty(2) && !(ctl && !strcmp(ctl, "0"));
 	char preload[PATH_MAX];
 	if (mcg_run_find_preload(preload, sizeof(preload)))
 		return 2;

@@ -15,6 +15,12 @@ static const struct {
         {"bench", mcg_cmd_bench,
          "benchmarks against baselines: memcg bench slab [--json] [--smoke]"},
         {"slabinfo", mcg_cmd_slabinfo, "print this process's slabinfo (a self-test)"},
+        {"ps", mcg_cmd_ps, "processes with a control socket: memcg ps [--json]"},
+        {"stat", mcg_cmd_stat,
+         "a process's cgroup files: memcg stat -p PID [GROUP [FILE]] [--json|--prometheus]"},
+        {"set", mcg_cmd_set, "write one: memcg set -p PID GROUP FILE VALUE"},
+        {"top", mcg_cmd_top, "live view of a process's groups and caches: memcg top -p PID"},
+        {"ctl", mcg_cmd_ctl, "one control request as it is: memcg ctl -p PID help"},
         {"options", mcg_cmd_options, "print the runtime option table [--markdown]"},
 };
 

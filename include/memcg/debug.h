@@ -59,6 +59,46 @@ unsigned long mcg_fault_count(void);
 /** mcg_fault_failed - how many calls the fault point failed since the last arming. */
 unsigned long mcg_fault_failed(void);
 
+/** Kinds of I/O calls on backing files (mcg_fault_inject_io()'s @ops). */
+enum mcg_fault_io_op {
+	MCG_FAULT_IO_OPEN = 1u << 0,     /**< open(2) of a backing file */
+	MCG_FAULT_IO_STAT = 1u << 1,     /**< fstat / statx, the O_DIRECT probe */
+	MCG_FAULT_IO_READ = 1u << 2,     /**< pread / preadv */
+	MCG_FAULT_IO_WRITE = 1u << 3,    /**< pwrite / pwritev (writeback) */
+	MCG_FAULT_IO_SYNC = 1u << 4,     /**< fdatasync / fsync / sync_file_range */
+	MCG_FAULT_IO_TRUNCATE = 1u << 5, /**< ftruncate */
+	MCG_FAULT_IO_ALL = 0x3fu,
+};
+
+/**
+ * mcg_fault_inject_io - make the @nth I/O call (1-based) of the kinds in
+ * @ops (0: all) on a backing file fail, and every one after it too when
+ * @sticky.  @err is the errno it fails with (EIO, ENOSPC, EINTR, ...), or 0
+ * for a short transfer: a read or write moves about half its bytes (as the
+ * file's O_DIRECT alignment allows; none at all reads as a failure with
+ * EIO), the other kinds fail with EIO.  @nth 0 disarms.  Process-wide; for
+ * tests.  Counted apart from mcg_fault_inject()'s memory point.
+ * Return: 0, or -EINVAL (@err out of range, unknown @ops bits, or a sticky
+ * EINTR, which the library's retry loops would never get past).
+ */
+int mcg_fault_inject_io(unsigned long nth, int sticky, int err, unsigned ops);
+
+/** mcg_fault_io_count - I/O calls of the armed kinds since the last mcg_fault_inject_io(). */
+unsigned long mcg_fault_io_count(void);
+
+/** mcg_fault_io_failed - how many I/O calls were failed (or shortened) since the last arming. */
+unsigned long mcg_fault_io_failed(void);
+
+/**
+ * mcg_fault_io_rate - emulate a device of @bytes_per_s for backing reads
+ * and writes of the kinds in @ops (MCG_FAULT_IO_READ, MCG_FAULT_IO_WRITE;
+ * 0: off): each such call first waits its bytes' time on one device clock
+ * shared by all threads, after the calls before it (a disk's queue).  For
+ * benchmarks on machines whose disk is the host's memory.
+ * Return: 0, or -EINVAL (other kinds).
+ */
+int mcg_fault_io_rate(unsigned ops, unsigned long bytes_per_s);
+
 /** Per-CPU fast-path mechanism in use. */
 typedef enum mcg_percpu_mode {
 	MCG_PERCPU_RSEQ = 1, /**< restartable sequences (no atomics, no locks) */

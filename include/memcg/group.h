@@ -16,10 +16,11 @@
  * goes when the last reference does.
  *
  * Charges go through a per-CPU stock (up to MCG_GROUP_STOCK_PAGES pages for
- * each of MCG_GROUP_STOCK_ENTRIES groups per CPU), so a group's counters,
- * which include its descendants' stocked pages, may run ahead of what is in
- * use by at most MCG_GROUP_STOCK_SLACK_PAGES x CPUs pages while threads run;
- * after mcg_group_drain_stocks() they are exact.
+ * each of MCG_GROUP_STOCK_ENTRIES groups per CPU; a group's entry also
+ * serves its children), so a group's counters, which include the pages
+ * stocked for it and its descendants, may run ahead of what is in use by
+ * at most MCG_GROUP_STOCK_SLACK_PAGES x CPUs pages while threads run; after
+ * mcg_group_drain_stocks() they are exact.
  *
  * Every call is thread safe.  Calls return 0 or -errno; on -EINVAL nothing
  * changed.
@@ -38,7 +39,7 @@ extern "C" {
 #define MCG_GROUP_PAGE_SIZE 4096u
 /** Longest group name, without the terminating NUL. */
 #define MCG_GROUP_NAME_MAX 63
-/** Pages one CPU's charge stock holds at most (the kernel's MEMCG_CHARGE_BATCH). */
+/** Pages one entry of a CPU's charge stock holds at most (the kernel's MEMCG_CHARGE_BATCH). */
 #define MCG_GROUP_STOCK_PAGES 64u
 /** Groups one CPU's charge stock holds at once (the kernel's NR_MEMCG_STOCK). */
 #define MCG_GROUP_STOCK_ENTRIES 7u

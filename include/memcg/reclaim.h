@@ -387,6 +387,8 @@ void mcg_reclaim_protection(mcg_group_t *root, mcg_group_t *g, unsigned long *em
  * is retried once more with full reclaim), or NULL (the charge fails with
  * -ENOMEM).  Runs in the charging thread with no memcg lock held; it may
  * uncharge, but a charge from it fails rather than recursing into OOM.
+ * There is no memory.oom.group (nor its oom_group_kill event): a policy
+ * that treats a subtree as one workload kills all of it itself.
  */
 typedef mcg_group_t *(*mcg_oom_policy_fn)(mcg_group_t *over, unsigned long nr_pages, void *arg);
 

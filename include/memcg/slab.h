@@ -140,7 +140,8 @@ long mcg_slab_shrink_all(void);
  * mcg_reaper_start - start a background thread that calls
  * mcg_slab_reap_all() every @interval_ms milliseconds.
  * Return: 0, -EALREADY if running, -EINVAL if @interval_ms is 0, or -errno.
- * Pair with mcg_reaper_stop().
+ * Pair with mcg_reaper_stop().  The thread does not survive fork(): a
+ * forked child has no reaper until it starts one.
  */
 int mcg_reaper_start(unsigned interval_ms);
 

@@ -26,6 +26,14 @@ void mcg_lock_init(mcg_lock_t *l, int rank)
 
 void mcg_lock_destroy(mcg_lock_t *l) { pthread_mutex_destroy(&l->mutex); }
 
+void mcg_rwlock_init(mcg_rwlock_t *l, int rank)
+{
+	pthread_rwlock_init(&l->rw, NULL);
+	l->rank = rank;
+}
+
+void mcg_rwlock_destroy(mcg_rwlock_t *l) { pthread_rwlock_destroy(&l->rw); }
+
 void mcg_spin_wait_(mcg_spin_t *l)
 {
 	for (unsigned spins = 0;; spins++) {

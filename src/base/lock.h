@@ -15,6 +15,10 @@
 
 /* The lock order: lower ranks are taken first. */
 enum mcg_lock_rank {
+	MCG_RANK_CONTROL = 2,     /* starting and stopping the control and metrics servers */
+	MCG_RANK_FILE_RW = 5,     /* one cached file: writers (shared) against truncate */
+	MCG_RANK_FILE_WB = 7,     /* one cached file: one writeback at a time (backing I/O) */
+	MCG_RANK_STOCK_DRAIN = 8, /* one full drain of the stocks at a time (group/stock.c) */
 	MCG_RANK_CACHE_LIST = 10, /* global list of caches */
 	MCG_RANK_GROUP_TREE = 15, /* group hierarchy (create/remove/iterate) */
 	MCG_RANK_PCPU = 20,       /* one CPU's array of one cache */
@@ -22,6 +26,13 @@ enum mcg_lock_rank {
 	MCG_RANK_SLAB = 35,       /* one slab: bitmap, hint, inuse (spin) */
 	MCG_RANK_PAGE = 40,       /* the page allocator of one node */
 	MCG_RANK_OBJCG = 45,      /* one objcg: its group and charges (spin) */
+	MCG_RANK_INODES = 50,     /* the page cache's table of files */
+	MCG_RANK_MAPPING = 52,    /* one file's page index, tags, page state changes */
+	MCG_RANK_WB = 54,         /* one writeback domain: its dirty files, bandwidth */
+	MCG_RANK_LRUVEC = 56,     /* one group's file LRU on one node */
+	MCG_RANK_PCG = 58,        /* one group's page-cache charges (spin) */
+	MCG_RANK_PAGE_DATA = 60,  /* one cached page's bytes (rw spin) */
+	MCG_RANK_FLUSHER = 62,    /* the flusher threads' work list */
 	MCG_RANK_LRU = 80,        /* one list of a list_lru (child before parent on reparent) */
 	MCG_RANK_POPULATED = 85,  /* the tree of groups holding reclaimable objects */
 	MCG_RANK_LEAF = 90,       /* leaf locks: nothing is taken under them */
@@ -101,6 +112,44 @@ static inline void mcg_spin_lock_raw(mcg_spin_t *l)
 static inline void mcg_spin_unlock_raw(mcg_spin_t *l)
 {
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+}
+
+/**
+ * A reader-writer lock with a rank (a pthread rwlock; waiters sleep).
+ * Shared holders and the exclusive holder obey the same rank order.
+ */
+typedef struct mcg_rwlock {
+	pthread_rwlock_t rw;
+	int rank;
+} mcg_rwlock_t;
+
+/** mcg_rwlock_init - initialise @l with @rank.  Pair with mcg_rwlock_destroy(). */
+void mcg_rwlock_init(mcg_rwlock_t *l, int rank);
+/** mcg_rwlock_destroy - release the resources of an unlocked @l. */
+void mcg_rwlock_destroy(mcg_rwlock_t *l);
+
+/** mcg_rwlock_read - acquire @l shared.  Pair with mcg_rwlock_unlock(). */
+static inline void mcg_rwlock_read(mcg_rwlock_t *l)
+{
+	if (mcg_config_debug)
+		mcg_lock_check_acquire_(l->rank);
+	pthread_rwlock_rdlock(&l->rw);
+}
+
+/** mcg_rwlock_write - acquire @l exclusive.  Pair with mcg_rwlock_unlock(). */
+static inline void mcg_rwlock_write(mcg_rwlock_t *l)
+{
+	if (mcg_config_debug)
+		mcg_lock_check_acquire_(l->rank);
+	pthread_rwlock_wrlock(&l->rw);
+}
+
+/** mcg_rwlock_unlock - release @l (either mode). */
+static inline void mcg_rwlock_unlock(mcg_rwlock_t *l)
+{
+	if (mcg_config_debug)
+		mcg_lock_check_release_(l->rank);
+	pthread_rwlock_unlock(&l->rw);
 }
 
 /** mcg_lock_raw / mcg_unlock_raw - without rank checks (fork handlers only). */

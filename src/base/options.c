@@ -3,6 +3,7 @@
 #include "base/options.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "base/compiler.h"
@@ -29,6 +30,49 @@ static struct mcg_option options[MCG_OPT_COUNT] = {
                 {"memory_recursiveprot", "MCG_RECURSIVEPROT", 0, 0, 0, 1, "bool",
                  "cgroup2's memory_recursiveprot: a parent's unclaimed min/low protects its "
                  "children in proportion to their unprotected usage"},
+        [MCG_OPT_CONTROL] = {"control", "MCG_CONTROL", 1, 1, 0, 1, "bool",
+                             "the malloc shim (memcg run) starts the control socket for memcg "
+                             "ps/stat/set/top; the library alone never does"},
+        [MCG_OPT_CONTROL_TIMEOUT_MS] =
+                {"control_timeout_ms", "MCG_CONTROL_TIMEOUT_MS", 10000, 10000, 100, 3600000, "ms",
+                 "a control socket client that sends no whole request, or does not read its "
+                 "reply, for this long is disconnected"},
+        [MCG_OPT_DIRTY_RATIO] = {"dirty_ratio", "MCG_DIRTY_RATIO", 20, 20, 0, 100, "%",
+                                 "dirty (+ writeback) page-cache memory a domain (the process, "
+                                 "a group) may hold, in % of its available memory; writers "
+                                 "are throttled around it",
+                                 MCG_OPT_DIRTY_BYTES},
+        [MCG_OPT_DIRTY_BACKGROUND_RATIO] = {"dirty_background_ratio", "MCG_DIRTY_BACKGROUND_RATIO",
+                                            10, 10, 0, 100, "%",
+                                            "dirty page-cache memory, in % of available "
+                                            "memory, above which the flushers write back",
+                                            MCG_OPT_DIRTY_BACKGROUND_BYTES},
+        [MCG_OPT_DIRTY_BYTES] = {"dirty_bytes", "MCG_DIRTY_BYTES", 0, 0, 0, LONG_MAX, "bytes",
+                                 "the dirty limit in bytes (0: dirty_ratio applies; nonzero "
+                                 "zeroes dirty_ratio)",
+                                 MCG_OPT_DIRTY_RATIO},
+        [MCG_OPT_DIRTY_BACKGROUND_BYTES] = {"dirty_background_bytes", "MCG_DIRTY_BACKGROUND_BYTES",
+                                            0, 0, 0, LONG_MAX, "bytes",
+                                            "the background writeback threshold in bytes (0: "
+                                            "dirty_background_ratio applies)",
+                                            MCG_OPT_DIRTY_BACKGROUND_RATIO},
+        [MCG_OPT_DIRTY_EXPIRE_CS] = {"dirty_expire_centisecs", "MCG_DIRTY_EXPIRE_CENTISECS", 3000,
+                                     3000, 0, 8640000, "cs",
+                                     "periodic writeback writes files dirty for longer than "
+                                     "this"},
+        [MCG_OPT_DIRTY_WRITEBACK_CS] = {"dirty_writeback_centisecs",
+                                        "MCG_DIRTY_WRITEBACK_CENTISECS", 500, 500, 0, 8640000, "cs",
+                                        "period at which the flusher threads look for expired "
+                                        "dirty data (0: no periodic writeback)"},
+        [MCG_OPT_DIRTY_ACCOUNTING] = {"dirty_accounting", "MCG_DIRTY_ACCOUNTING", 1, 1, 0, 1,
+                                      "bool",
+                                      "count dirty and writeback pages per group and apply "
+                                      "each group's dirty limits (0: the process-wide domain "
+                                      "only)"},
+        [MCG_OPT_FILE_DIRECT_IO] = {"file_direct_io", "MCG_FILE_DIRECT_IO", 1, 1, 0, 1, "bool",
+                                    "the page cache reads and writes backing files with "
+                                    "O_DIRECT where the file system allows it (0: buffered "
+                                    "I/O and sync_file_range)"},
 };
 
 static bool options_use_env = true;
@@ -54,6 +98,8 @@ static void options_load(void)
 			continue;
 		}
 		o->value = v;
+		if (o->twin && v)
+			options[o->twin].value = 0;
 	}
 }
 
@@ -61,7 +107,7 @@ long mcg_option(enum mcg_option_id id)
 {
 	if (unlikely(!__atomic_load_n(&options_loaded, __ATOMIC_ACQUIRE)))
 		options_load();
-	return options[id].value;
+	return __atomic_load_n(&options[id].value, __ATOMIC_RELAXED);
 }
 
 const struct mcg_option *mcg_option_table(void)
@@ -92,7 +138,9 @@ mcg_public int mcg_option_set(const char *name, long value)
 		if (value < o->min || value > o->max)
 			return -EINVAL;
 		options_load();
-		o->value = value;
+		__atomic_store_n(&o->value, value, __ATOMIC_RELAXED);
+		if (o->twin && value)
+			__atomic_store_n(&options[o->twin].value, 0, __ATOMIC_RELAXED);
 		return 0;
 	}
 	return -ENOENT;

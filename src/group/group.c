@@ -21,6 +21,7 @@
 
 mcg_lock_t mcg_group_tree_lock;
 const struct mcg_group_reclaim_ops *mcg_group_reclaim_ops;
+const struct mcg_group_file_ops *mcg_group_file_ops;
 mcg_tls struct mcg_reclaim_state *mcg_reclaim_state_current;
 uint32_t mcg_reclaim_gate_;
 mcg_tls mcg_group_t *mcg_current_group_;
@@ -32,6 +33,11 @@ _Static_assert(MCG_NR_OBJCG_KINDS == 3, "one initialiser per kind");
 void mcg_group_set_reclaim_ops(const struct mcg_group_reclaim_ops *ops)
 {
 	__atomic_store_n(&mcg_group_reclaim_ops, ops, __ATOMIC_RELEASE);
+}
+
+void mcg_group_set_file_ops(const struct mcg_group_file_ops *ops)
+{
+	__atomic_store_n(&mcg_group_file_ops, ops, __ATOMIC_RELEASE);
 }
 
 static struct mcg_group root_group;
@@ -50,6 +56,8 @@ static void group_init_once(void)
 		mcg_die("no memory for the root group's statistics");
 	r->refcnt = 1; /* never dropped */
 	r->online = 1;
+	r->dirty_ratio = r->dirty_background_ratio = -1; /* the root follows the options */
+	r->dirty_bytes = r->dirty_background_bytes = -1;
 	mcg_list_init(&r->children);
 	mcg_list_init(&r->sibling);
 	mcg_list_init(&r->pop_children);
@@ -70,6 +78,18 @@ void mcg_group_init(void) { pthread_once(&group_once, group_init_once); }
  * locked, and the child may find the root half set up - as with any library
  * initialised during a fork. */
 static bool fork_ready(void) { return __atomic_load_n(&group_ready, __ATOMIC_ACQUIRE); }
+
+void mcg_group_fork_lock_drain(void)
+{
+	if (fork_ready())
+		mcg_stock_fork_lock_drain(true);
+}
+
+void mcg_group_fork_unlock_drain(void)
+{
+	if (fork_ready())
+		mcg_stock_fork_lock_drain(false);
+}
 
 void mcg_group_fork_lock_tree(void)
 {
@@ -140,6 +160,9 @@ static void group_release(struct mcg_group *g)
 	const struct mcg_group_reclaim_ops *ops = mcg_group_reclaim_ops_get();
 	if (ops)
 		ops->release(g);
+	const struct mcg_group_file_ops *fops = mcg_group_file_ops_get();
+	if (fops)
+		fops->release(g);
 	mcg_objcg_put_all(g); /* they live on while objects of theirs do */
 	mcg_group_stat_free(g->pcpu_stat);
 	mcg_free(g);
@@ -204,6 +227,10 @@ mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group
 	g->depth = parent->depth + 1;
 	g->online = 1;
 	g->refcnt = 2; /* the tree's and the caller's */
+	g->dirty_ratio = MCG_READ_ONCE(parent->dirty_ratio);
+	g->dirty_background_ratio = MCG_READ_ONCE(parent->dirty_background_ratio);
+	g->dirty_bytes = MCG_READ_ONCE(parent->dirty_bytes);
+	g->dirty_background_bytes = MCG_READ_ONCE(parent->dirty_background_bytes);
 	int made = mcg_objcg_create_all(g);
 	if (made) {
 		mcg_group_stat_free(g->pcpu_stat);
@@ -269,6 +296,10 @@ mcg_public int mcg_group_remove(mcg_group_t *g)
 	const struct mcg_group_reclaim_ops *ops = mcg_group_reclaim_ops_get();
 	if (ops)
 		ops->offline(g);
+	/* Its file pages, dirty ones included, are its parent's from now on. */
+	const struct mcg_group_file_ops *fops = mcg_group_file_ops_get();
+	if (fops)
+		fops->offline(g);
 	/* A stock caching a dying group would keep it (and its parent) alive. */
 	mcg_stock_drain_group(g);
 	/* Nor may byte stocks and leftovers keep charges for it. */

@@ -30,14 +30,17 @@
 #include "group/page_counter.h"
 #include "memcg/group.h"
 
-/* memory.events, in the kernel's order. */
+/*
+ * memory.events, in the kernel's order.  The kernel's oom_group_kill has no
+ * counterpart: memcg has no memory.oom.group (an OOM policy picks one
+ * victim group and the application kills it; nothing kills a whole group).
+ */
 enum mcg_group_event {
 	MCG_EVENT_LOW,
 	MCG_EVENT_HIGH,
 	MCG_EVENT_MAX,
 	MCG_EVENT_OOM,
 	MCG_EVENT_OOM_KILL,
-	MCG_EVENT_OOM_GROUP_KILL,
 	MCG_NR_EVENTS
 };
 
@@ -94,6 +97,15 @@ struct mcg_group {
 	 * reclaim/vmscan.c's cursor lock. */
 	struct mcg_group *reclaim_pos;
 	unsigned long reclaim_gen;
+	/* pagecache/: this group's page-cache state (struct mcg_pcg), created
+	 * on first use (atomic pointer), released through the file ops. */
+	void *pagecache;
+	/* memory.dirty_ratio / dirty_background_ratio (percent) and
+	 * memory.dirty_bytes / dirty_background_bytes: -1 follows the
+	 * process-wide options; copied from the parent at creation; writing
+	 * one zeroes its twin (atomic). */
+	int dirty_ratio, dirty_background_ratio;
+	long dirty_bytes, dirty_background_bytes;
 	struct mcg_group *name_next; /* group/names.c's chain, while online (tree lock) */
 	uint8_t name_len;            /* strlen(name) */
 	char name[MCG_GROUP_NAME_MAX + 1];
@@ -126,6 +138,33 @@ struct mcg_group_reclaim_ops {
 	 * watermark: kswapd's wakeup).  Any context, no lock taken. */
 	void (*root_charged)(long root_pages);
 };
+
+/*
+ * The page cache's entry points (pagecache/), installed when it starts:
+ * the group layer is below it and calls up only through these.
+ */
+struct mcg_group_file_ops {
+	/* @g was taken offline (after its objcgs moved): reparent its pages. */
+	void (*offline)(mcg_group_t *g);
+	/* @g is being freed: drop its page-cache state. */
+	void (*release)(mcg_group_t *g);
+	/* Pages of file data charged to @g's subtree (memory.stat "file"). */
+	long (*file_pages)(mcg_group_t *g);
+	/* @g's memory.stat lines of the page cache: at most @len bytes, NUL-terminated. */
+	void (*stat)(mcg_group_t *g, char *buf, size_t len);
+};
+
+/** The installed file ops, NULL before the page cache starts (atomic pointer). */
+extern const struct mcg_group_file_ops *mcg_group_file_ops;
+
+/** mcg_group_set_file_ops - install @ops (once, when the page cache starts). */
+void mcg_group_set_file_ops(const struct mcg_group_file_ops *ops);
+
+/** mcg_group_file_ops_get - the installed file ops or NULL (acquire load). */
+static inline const struct mcg_group_file_ops *mcg_group_file_ops_get(void)
+{
+	return __atomic_load_n(&mcg_group_file_ops, __ATOMIC_ACQUIRE);
+}
 
 /** The installed reclaim ops, NULL before mcg_reclaim_init() (atomic pointer). */
 extern const struct mcg_group_reclaim_ops *mcg_group_reclaim_ops;
@@ -211,10 +250,12 @@ void mcg_group_init(void);
 /*
  * Fork: the slab layer's pthread_atfork handlers (slab/cache.c) call these
  * in lock-rank order, so that a child finds every group lock free and every
- * list consistent: the tree lock after the cache list, the leaves (every
- * objcg's spin lock, every CPU's stock words) after the page allocator.
- * No-ops until mcg_group_init() ran.
+ * list consistent: the stock drain lock before the cache list, the tree
+ * lock after it, the leaves (every objcg's spin lock, every CPU's stock
+ * words) after the page allocator.  No-ops until mcg_group_init() ran.
  */
+void mcg_group_fork_lock_drain(void);
+void mcg_group_fork_unlock_drain(void);
 void mcg_group_fork_lock_tree(void);
 void mcg_group_fork_unlock_tree(void);
 void mcg_group_fork_lock_leaves(void);
@@ -223,6 +264,8 @@ void mcg_group_fork_unlock_leaves(void);
 void mcg_objcg_fork_lock_all(bool lock);
 /** stock.c's part of the leaves: every CPU's page and byte stock words. */
 void mcg_stock_fork_lock_all(bool lock);
+/** stock.c's drain lock (before the cache list). */
+void mcg_stock_fork_lock_drain(bool lock);
 
 /** mcg_group_tryget - take a reference unless the count already reached 0. */
 bool mcg_group_tryget(mcg_group_t *g);
@@ -265,13 +308,22 @@ void mcg_group_event(mcg_group_t *g, enum mcg_group_event ev);
 /** mcg_group_event_read - @g's hierarchical (@local false) or local count of @ev. */
 long mcg_group_event_read(const mcg_group_t *g, enum mcg_group_event ev, bool local);
 
-/** mcg_group_event_name - "low", "high", "max", "oom", "oom_kill", "oom_group_kill". */
+/** mcg_group_event_name - "low", "high", "max", "oom", "oom_kill". */
 const char *mcg_group_event_name(enum mcg_group_event ev);
 
 /** mcg_group_stat_name - the memory.stat key of @item; *@bytes: printed in bytes. */
 const char *mcg_group_stat_name(enum mcg_group_stat item, bool *bytes);
 
 /* ---- stock.c ---- */
+
+/*
+ * A charge that misses the stock and finds neither its group's entry nor an
+ * empty one evicts an entry (round robin) once in this many such misses,
+ * per thread: for the group's parent, or for the group once the parent's
+ * entry serves it; the others go through the parent's entry or charge only
+ * their own pages (group/stock.c).
+ */
+#define MCG_GROUP_STOCK_EVICT_EVERY 64u
 
 /** mcg_stock_init - allocate the per-CPU stocks (once, from mcg_group_init()). */
 void mcg_stock_init(void);
@@ -308,8 +360,6 @@ void mcg_group_uncharge_pages(mcg_group_t *g, unsigned long nr);
  */
 bool mcg_group_uncharge_stocked(mcg_group_t *g, unsigned long nr);
 
-/** mcg_stock_pick_entry - the word of this CPU's @words to install @key in (a hint). */
-unsigned mcg_stock_pick_entry(struct mcg_pcpu_word *words, uint64_t key);
 /**
  * mcg_stock_drain_words - stop every CPU's @words (@nbanks banks of them,
  * mcg_pcpu_word_bank()), fence, take their words (all, or those of key

@@ -519,28 +519,25 @@ static uint64_t units_stocked(const struct mcg_objcg *x)
  * plain allocation may pop a charged object and move its charge into a
  * stock, which would then be counted twice.
  */
-#define HELD_MAX 256
-struct held_units {
-	size_t n;
-	uint64_t key[HELD_MAX], units[HELD_MAX];
-};
+/* This thread's held scan (mcg_objcg_stat_hold), or NULL. */
+static mcg_tls struct mcg_objcg_held *held_now;
 
 static void held_add(uint64_t key, uint64_t units, void *arg)
 {
-	struct held_units *h = arg;
+	struct mcg_objcg_held *h = arg;
 	for (size_t i = 0; i < h->n; i++) {
 		if (h->key[i] == key) {
 			h->units[i] += units;
 			return;
 		}
 	}
-	if (h->n == HELD_MAX)
+	if (h->n == MCG_OBJCG_HELD_MAX)
 		return; /* the figure is off by these units, no more */
 	h->key[h->n] = key;
 	h->units[h->n++] = units;
 }
 
-static uint64_t held_of(const struct held_units *h, uint64_t key)
+static uint64_t held_of(const struct mcg_objcg_held *h, uint64_t key)
 {
 	for (size_t i = 0; i < h->n; i++)
 		if (h->key[i] == key)
@@ -548,7 +545,8 @@ static uint64_t held_of(const struct held_units *h, uint64_t key)
 	return 0;
 }
 
-static void stat_group_locked(mcg_group_t *g, const struct held_units *h, struct mcg_objcg_stat *st)
+static void stat_group_locked(mcg_group_t *g, const struct mcg_objcg_held *h,
+                              struct mcg_objcg_stat *st)
 {
 	mcg_list_for_each (pos, &g->objcgs) {
 		struct mcg_objcg *x = mcg_list_entry(pos, struct mcg_objcg, link);
@@ -565,15 +563,32 @@ static void stat_group_locked(mcg_group_t *g, const struct held_units *h, struct
 		stat_group_locked(mcg_list_entry(pos, struct mcg_group, sibling), h, st);
 }
 
-void mcg_objcg_stat(mcg_group_t *g, struct mcg_objcg_stat *st)
+/* Scan the CPU arrays into @h. */
+static void held_scan(struct mcg_objcg_held *h)
 {
-	struct held_units h;
-	h.n = 0;
+	h->n = 0;
 	void (*scan)(mcg_objcg_units_fn, void *) = __atomic_load_n(&array_scan, __ATOMIC_ACQUIRE);
 	if (scan)
-		scan(held_add, &h);
+		scan(held_add, h);
+}
+
+void mcg_objcg_stat(mcg_group_t *g, struct mcg_objcg_stat *st)
+{
+	struct mcg_objcg_held mine, *h = held_now;
+	if (!h) {
+		held_scan(&mine);
+		h = &mine;
+	}
 	memset(st, 0, sizeof(*st));
 	mcg_lock(&mcg_group_tree_lock);
-	stat_group_locked(g, &h, st);
+	stat_group_locked(g, h, st);
 	mcg_unlock(&mcg_group_tree_lock);
 }
+
+void mcg_objcg_stat_hold(struct mcg_objcg_held *h)
+{
+	held_scan(h);
+	held_now = h;
+}
+
+void mcg_objcg_stat_release(void) { held_now = NULL; }

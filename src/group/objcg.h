@@ -234,8 +234,30 @@ struct mcg_objcg_stat {
 /**
  * mcg_objcg_stat - sum over the objcgs of @g's subtree: exact at rest,
  * racy while running.  Takes the cache list lock (through the scan hook),
- * then the tree lock: call it with no lock held.
+ * then the tree lock: call it with no lock held.  It scans the CPU arrays
+ * for the charges of freed objects (stopping them, a membarrier per cache)
+ * unless this thread holds a scan (mcg_objcg_stat_hold()).
  */
 void mcg_objcg_stat(mcg_group_t *g, struct mcg_objcg_stat *st);
+
+/** A scan of the CPU arrays: the (objcg key, units) pairs they hold charged. */
+#define MCG_OBJCG_HELD_MAX 256
+struct mcg_objcg_held {
+	size_t n;
+	uint64_t key[MCG_OBJCG_HELD_MAX], units[MCG_OBJCG_HELD_MAX];
+};
+
+/**
+ * mcg_objcg_stat_hold - scan the CPU arrays once, into @h, and let this
+ * thread's mcg_objcg_stat() calls (memory.stat reads) use that scan until
+ * mcg_objcg_stat_release(): a snapshot of many groups' memory.stat stops
+ * the arrays once, not once per group (iface/snapshot.c).  In between the
+ * thread must allocate nothing (an allocation may move a charge the scan
+ * saw in an array into a stock, and it would count twice).  Not nested.
+ */
+void mcg_objcg_stat_hold(struct mcg_objcg_held *h);
+
+/** mcg_objcg_stat_release - back to a scan per mcg_objcg_stat().  Pair of mcg_objcg_stat_hold(). */
+void mcg_objcg_stat_release(void);
 
 #endif /* MCG_GROUP_OBJCG_H */

@@ -74,11 +74,12 @@ void mcg_page_counter_charge(struct mcg_page_counter *counter, long nr)
 	}
 }
 
-bool mcg_page_counter_try_charge(struct mcg_page_counter *counter, long nr,
-                                 struct mcg_page_counter **fail)
+static mcg_always_inline bool try_charge(struct mcg_page_counter *counter,
+                                         struct mcg_page_counter *stop, long nr,
+                                         struct mcg_page_counter **fail)
 {
 	struct mcg_page_counter *c;
-	for (c = counter; c; c = c->parent) {
+	for (c = counter; c != stop; c = c->parent) {
 		/*
 		 * Add first, then check: two racing charges may both see the
 		 * other's pages and both back out, but usage never stays
@@ -101,9 +102,29 @@ failed:
 	return false;
 }
 
+bool mcg_page_counter_try_charge(struct mcg_page_counter *counter, long nr,
+                                 struct mcg_page_counter **fail)
+{
+	return try_charge(counter, NULL, nr, fail);
+}
+
+bool mcg_page_counter_try_charge_upto(struct mcg_page_counter *counter,
+                                      struct mcg_page_counter *stop, long nr,
+                                      struct mcg_page_counter **fail)
+{
+	return try_charge(counter, stop, nr, fail);
+}
+
 void mcg_page_counter_uncharge(struct mcg_page_counter *counter, long nr)
 {
 	for (struct mcg_page_counter *c = counter; c; c = c->parent)
+		mcg_page_counter_cancel(c, nr);
+}
+
+void mcg_page_counter_uncharge_upto(struct mcg_page_counter *counter, struct mcg_page_counter *stop,
+                                    long nr)
+{
+	for (struct mcg_page_counter *c = counter; c != stop; c = c->parent)
 		mcg_page_counter_cancel(c, nr);
 }
 

@@ -70,6 +70,18 @@ bool mcg_page_counter_try_charge(struct mcg_page_counter *c, long nr,
 /** mcg_page_counter_uncharge - remove @nr pages at every level.  Pair with a charge. */
 void mcg_page_counter_uncharge(struct mcg_page_counter *c, long nr);
 
+/**
+ * mcg_page_counter_try_charge_upto - mcg_page_counter_try_charge() at the
+ * levels from @c up to @stop, @stop excluded (an ancestor of @c, or NULL:
+ * every level).
+ */
+bool mcg_page_counter_try_charge_upto(struct mcg_page_counter *c, struct mcg_page_counter *stop,
+                                      long nr, struct mcg_page_counter **fail);
+
+/** mcg_page_counter_uncharge_upto - remove @nr pages from @c up to @stop, @stop excluded. */
+void mcg_page_counter_uncharge_upto(struct mcg_page_counter *c, struct mcg_page_counter *stop,
+                                    long nr);
+
 /** mcg_page_counter_cancel - remove @nr pages from @c only (not its ancestors). */
 void mcg_page_counter_cancel(struct mcg_page_counter *c, long nr);
 

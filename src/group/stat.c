@@ -38,9 +38,8 @@ static const struct {
 };
 
 static const char *const event_names[MCG_NR_EVENTS] = {
-        [MCG_EVENT_LOW] = "low",           [MCG_EVENT_HIGH] = "high",
-        [MCG_EVENT_MAX] = "max",           [MCG_EVENT_OOM] = "oom",
-        [MCG_EVENT_OOM_KILL] = "oom_kill", [MCG_EVENT_OOM_GROUP_KILL] = "oom_group_kill",
+        [MCG_EVENT_LOW] = "low", [MCG_EVENT_HIGH] = "high",         [MCG_EVENT_MAX] = "max",
+        [MCG_EVENT_OOM] = "oom", [MCG_EVENT_OOM_KILL] = "oom_kill",
 };
 
 const char *mcg_group_stat_name(enum mcg_group_stat item, bool *bytes)

@@ -5,26 +5,45 @@
  * Fast path first: a charge of n pages consumes n pages this CPU's stock
  * holds for the same group (one rseq critical section, no shared cache
  * line); an uncharge puts them back.  Only when the stock holds too little
- * of the group, none, or would overflow, does the slow path touch the page
- * counters: it charges a batch of MCG_GROUP_STOCK_PAGES (the kernel's
- * MEMCG_CHARGE_BATCH) and stocks the rest, or returns a full entry.
+ * of the group, none, or would overflow, does the slow path (the miss)
+ * touch the page counters.
  *
  * Each CPU's stock holds MCG_GROUP_STOCK_ENTRIES entries (the kernel's
- * NR_MEMCG_STOCK, 2025), each a 64-bit word: a group's address (its key, 44
+ * NR_MEMCG_STOCK), each a 64-bit word: a group's address (its key, 44
  * bits) and its page count (20 bits, at most MCG_GROUP_STOCK_PAGES),
  * operated on by percpu/pcpu_word.h: consume and refill scan the entries for
  * the group.  So a thread that charges a few groups in turn keeps each
- * one's pages stocked.
- * A group missing from the stock is installed in an empty entry, else over
- * one chosen round robin (mcg_stock_pick_entry()), whose pages and reference go back.
+ * one's pages stocked.  An entry's pages are charged to its group and every
+ * ancestor; an entry also serves the group's children: a child's charge
+ * takes the pages at its own counter and from the entry (the levels above
+ * took them already), so one entry serves a CPU that charges more siblings
+ * than it has entries, and spares their shared levels, the busiest.
+ *
+ * The miss (charge_miss(), uncharge_miss()): a charge takes a batch of
+ * MCG_GROUP_STOCK_PAGES (the kernel's MEMCG_CHARGE_BATCH) where its surplus
+ * has an entry to go to without evicting (the group's own, an empty one);
+ * else goes through the parent's entry; else charges its pages alone, as
+ * the plain counters do; one miss in MCG_GROUP_STOCK_EVICT_EVERY evicts an
+ * entry round robin, for the parent or, once the parent has one, for the
+ * group.  An uncharge fills the group's entry (trimmed when full: the entry
+ * keeps what comes, its pages go back), an empty one, or the parent's, and
+ * never evicts.  The kernel evicts a random entry on every miss that
+ * finds none free (refill_stock()); with more groups than entries that
+ * costs a counter walk and a group get and put more than the plain
+ * counters on nearly every call, and stocks pages that are evicted before
+ * they are used.  Limits: the miss only tries the counters; where its batch
+ * (or the group's own pages) would go over a max, the charge goes to the
+ * plain counters, which reclaim, drain, fail or force and count the events
+ * exactly as without a stock.  High is checked at the levels that took
+ * pages; those above a serving entry took none, as on a hit.
  * A word that names a group holds a reference to it.  Whoever exchanges a
  * word out owns its pages and its reference, and returns both (drain_word()).
  * A group normally has at most one entry per CPU; a thread that moves CPU
  * between choosing and installing may give it a second one there, which is
  * harmless (the bound below counts entries, not groups) and goes on eviction.
  *
- * Invariant: for every group, usage = pages in use + pages in stocks (its
- * own and its descendants'); a CPU's stock holds at most
+ * Invariant: for every group, usage = pages in use + pages in stock
+ * entries for it and its descendants; a CPU's stock holds at most
  * MCG_GROUP_STOCK_SLACK_PAGES (= 64 x entries), so counters run ahead of use
  * by at most MCG_GROUP_STOCK_SLACK_PAGES x CPUs, and are exact after
  * mcg_group_drain_stocks().
@@ -33,6 +52,12 @@
  * (MCG_RANK_LEAF, in CPU order), stop it, one fence, then take its entries
  * (all, or the group's), start and unlock the CPU; then return their pages
  * and references with no lock held (that may take objcg and tree locks).
+ * Full drains (mcg_group_drain_stocks()) run one at a time, from the first
+ * word taken to the last charge returned (drain_lock, MCG_RANK_STOCK_DRAIN):
+ * a charge that failed drains and retries, and when its drain returns, no
+ * other drain may still hold charges it took out of the stocks - or the
+ * charge fails, and the OOM policy kills, while the group is under its max
+ * (test_oom_mt: test_drain_in_flight_no_false_oom).
  *
  * A removed group is drained from every stock (mcg_stock_drain_group()) and
  * never stocked again: a refill that raced with the removal sees `online`
@@ -57,7 +82,9 @@ _Static_assert(MCG_PCPU_WORDS == MCG_GROUP_STOCK_ENTRIES, "one word per stock en
 
 static struct mcg_pcpu_word *stocks;
 static unsigned nr_stocks;
-static __thread unsigned evict_next; /* round-robin victim, per thread (a hint) */
+static mcg_lock_t drain_lock; /* one full drain at a time (banner) */
+/* Per thread (hints): misses that could evict, and the next round-robin victim. */
+static mcg_tls unsigned evict_tick, evict_next;
 
 static struct {
 	mcg_group_reclaim_fn reclaim;
@@ -74,6 +101,7 @@ void mcg_stock_init(void)
 	if (!stocks)
 		mcg_die("no memory for the charge stocks");
 	mcg_pcpu_word_init(stocks, nr_stocks, MCG_RANK_LEAF);
+	mcg_lock_init(&drain_lock, MCG_RANK_STOCK_DRAIN);
 }
 
 static inline uint64_t key_of(const mcg_group_t *g) { return mcg_pcpu_word_key_of(g); }
@@ -90,34 +118,55 @@ static void drain_word(uint64_t w)
 	mcg_group_put(g);
 }
 
-/*
- * The entry of this CPU's @words to install @key in: the one holding @key
- * (full), else an empty one, else the next round-robin victim.  Racy reads
- * of a CPU the thread may leave: only a hint, any entry is correct.
- */
-unsigned mcg_stock_pick_entry(struct mcg_pcpu_word *words, uint64_t key)
+#define NO_KEY UINT64_MAX /* matches no word's key (keys have 44 bits) */
+
+/* What this CPU's stock holds for a group and its parent: a racy look at
+ * a CPU the thread may leave, so only a hint (every use of it is correct
+ * whatever it says). */
+struct stock_look {
+	unsigned have;     /* the group's entry, or ENTRIES */
+	unsigned up;       /* its parent's entry, or ENTRIES */
+	unsigned empty;    /* the first empty entry, or ENTRIES */
+	uint32_t count;    /* pages in entry `have` */
+	uint32_t up_count; /* pages in entry `up` */
+};
+
+static mcg_always_inline struct stock_look stock_look(uint64_t key, uint64_t up_key)
 {
-	struct mcg_pcpu_word *w = mcg_pcpu_word_of(words, mcg_percpu_cpu());
-	unsigned empty = ENTRIES;
-	for (unsigned i = 0; i < ENTRIES; i++) {
-		uint64_t k = mcg_pcpu_word_key(__atomic_load_n(&w->words[i], __ATOMIC_RELAXED));
-		if (k == key)
-			return i;
-		if (!k && empty == ENTRIES)
-			empty = i;
+	struct mcg_pcpu_word *w = mcg_pcpu_word_of(stocks, mcg_percpu_cpu());
+	struct stock_look l = {ENTRIES, ENTRIES, ENTRIES, 0, 0};
+	/* The first of each, as the fast path's scan; from the last entry
+	 * down, without branches (the positions are random: mispredicted). */
+	for (unsigned i = ENTRIES; i-- > 0;) {
+		uint64_t v = __atomic_load_n(&w->words[i], __ATOMIC_RELAXED);
+		uint64_t k = mcg_pcpu_word_key(v);
+		uint32_t n = mcg_pcpu_word_count(v);
+		l.count = k == key ? n : l.count;
+		l.have = k == key ? i : l.have;
+		l.up_count = k == up_key ? n : l.up_count;
+		l.up = k == up_key ? i : l.up;
+		l.empty = !v ? i : l.empty;
 	}
-	return empty < ENTRIES ? empty : evict_next++ % ENTRIES;
+	return l;
 }
 
-/* Install (g, n pages already charged) in this CPU's stock, or uncharge them. */
-static void stock_install(mcg_group_t *g, uint32_t n)
+/* The next round-robin victim but @keep (an entry the caller relies on). */
+static unsigned stock_victim(unsigned keep)
+{
+	unsigned i = evict_next++ % ENTRIES;
+	return i != keep ? i : evict_next++ % ENTRIES;
+}
+
+/* Install (g, n pages already charged) as this CPU's entry @i, returning
+ * what the entry held; or uncharge them (@g offline, or a drain running). */
+static void stock_install(mcg_group_t *g, uint32_t n, unsigned i)
 {
 	uint64_t old;
 	if (!__atomic_load_n(&g->online, __ATOMIC_ACQUIRE))
 		goto direct;
 	mcg_group_get(g);
-	if (mcg_pcpu_word_exchange(stocks, mcg_stock_pick_entry(stocks, key_of(g)),
-	                           mcg_pcpu_word_pack(key_of(g), n), &old) != MCG_PCPU_OK) {
+	if (mcg_pcpu_word_exchange(stocks, i, mcg_pcpu_word_pack(key_of(g), n), &old) !=
+	    MCG_PCPU_OK) {
 		mcg_group_put(g);
 		goto direct;
 	}
@@ -136,13 +185,22 @@ direct:
 		mcg_page_counter_uncharge(&g->memory, n);
 }
 
-/* Give @n pages charged to @g back: into the stock if it caches @g, else install. */
-static void stock_refill(mcg_group_t *g, uint32_t n)
+/*
+ * @n pages charged to @x given back while this CPU's entry @i for @x holds
+ * @count, too many to take them (count + n > MCG_GROUP_STOCK_PAGES): the
+ * entry keeps @n and the counters get @count back, in one operation on the
+ * word, which keeps its group and reference (no get and put).  False if
+ * the entry changed meanwhile: nothing done.
+ */
+static bool stock_trim(mcg_group_t *x, unsigned i, uint32_t count, uint32_t n)
 {
-	if (mcg_pcpu_word_refill(stocks, key_of(g), n, STOCK_PAGES) == MCG_PCPU_OK)
-		return;
-	/* Not stocked here, or full: start an entry afresh with these pages. */
-	stock_install(g, n);
+	int r = count >= n ? mcg_pcpu_word_consume_at(stocks, i, key_of(x), count - n)
+	                   : mcg_pcpu_word_refill_at(stocks, i, key_of(x), n - count, STOCK_PAGES);
+	if (r != MCG_PCPU_OK)
+		return false;
+	if (count)
+		mcg_page_counter_uncharge(&x->memory, count);
+	return true;
 }
 
 /* CPUs stopped together by mcg_stock_drain_words(): one fence per batch. */
@@ -187,9 +245,11 @@ void mcg_stock_drain_words(struct mcg_pcpu_word *words, unsigned nbanks, uint64_
 mcg_public void mcg_group_drain_stocks(void)
 {
 	mcg_group_init();
+	mcg_lock(&drain_lock);
 	/* The byte stocks first: what they return may land in a page stock. */
 	mcg_objcg_drain_stocks();
 	mcg_stock_drain_words(stocks, 1, 0, drain_word);
+	mcg_unlock(&drain_lock);
 }
 
 void mcg_stock_drain_group(mcg_group_t *g)
@@ -209,6 +269,14 @@ static void fork_lock_words(struct mcg_pcpu_word *words, unsigned nbanks, bool l
 			else
 				mcg_unlock_raw(l);
 		}
+}
+
+void mcg_stock_fork_lock_drain(bool lock)
+{
+	if (lock)
+		mcg_lock_raw(&drain_lock);
+	else
+		mcg_unlock_raw(&drain_lock);
 }
 
 void mcg_stock_fork_lock_all(bool lock)
@@ -274,17 +342,19 @@ unsigned long mcg_group_reclaim_hook_call(mcg_group_t *over, unsigned long nr_pa
 }
 
 /*
- * After a charge reached the counters: count "high" where usage is above
- * high, call the high hook, and let reclaim bring the groups back under
- * high (reclaim/vmscan.c: on this thread and throttled, or on the worker
- * when the caller cannot sleep).
+ * After a charge reached the counters of @g and its ancestors up to @stop
+ * (excluded; NULL: all of them): count "high" where usage is above high,
+ * call the high hook, and let reclaim bring the groups back under high
+ * (reclaim/vmscan.c: on this thread and throttled, or on the worker when
+ * the caller cannot sleep).  The levels from @stop up took no pages (they
+ * came from @stop's stock entry), as on a stock hit.
  */
-static void check_high(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
+static void check_high(mcg_group_t *g, mcg_group_t *stop, unsigned long nr_pages, unsigned flags)
 {
 	mcg_group_high_fn fn = NULL;
 	bool over = false;
 	long usage = 0;
-	for (mcg_group_t *a = g; a; a = a->parent) {
+	for (mcg_group_t *a = g; a != stop; a = a->parent) {
 		struct mcg_page_counter *c = &a->memory;
 		usage = mcg_page_counter_read(c); /* the root's, last */
 		if (likely(usage <= mcg_page_counter_get(c, high)))
@@ -297,7 +367,7 @@ static void check_high(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
 			fn(a, nr_pages, __atomic_load_n(&hooks.high_arg, __ATOMIC_RELAXED));
 	}
 	const struct mcg_group_reclaim_ops *ops = mcg_group_reclaim_ops_get();
-	if (ops && ops->root_charged)
+	if (ops && ops->root_charged && !stop)
 		ops->root_charged(usage); /* global pressure's watermark */
 	if (!over || mcg_reclaim_state_current || !ops)
 		return; /* a shrinker's own charge does not recurse into reclaim */
@@ -307,11 +377,10 @@ static void check_high(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
 /* ------------------------------------------------------------ charging */
 
 /*
- * Charge @batch pages (>= @nr) to the counters, falling back to @nr; over
- * max: reclaim, drain, retry; then force or fail.  Return the pages charged
- * (batch or nr), or -ENOMEM.
+ * The plain counters: charge @nr pages at @g and every ancestor; over max:
+ * reclaim, drain, retry; then force or fail.  0 or -ENOMEM.
  */
-static long charge_counters(mcg_group_t *g, unsigned long nr, unsigned long batch, unsigned flags)
+static int charge_counters(mcg_group_t *g, unsigned long nr, unsigned flags)
 {
 	struct mcg_page_counter *fail;
 	int retries = MCG_MAX_RECLAIM_RETRIES, progress_retries = PROGRESS_RETRIES;
@@ -321,12 +390,8 @@ static long charge_counters(mcg_group_t *g, unsigned long nr, unsigned long batc
 	const struct mcg_group_reclaim_ops *ops = may_reclaim ? mcg_group_reclaim_ops_get() : NULL;
 	mcg_group_t *over;
 retry:
-	if (mcg_page_counter_try_charge(&g->memory, (long)batch, &fail))
+	if (mcg_page_counter_try_charge(&g->memory, (long)nr, &fail))
 		goto charged;
-	if (batch > nr) {
-		batch = nr; /* the batch did not fit: try what was asked */
-		goto retry;
-	}
 	over = mcg_group_of_counter(fail);
 	mcg_group_event(over, MCG_EVENT_MAX);
 	unsigned long progress = 0;
@@ -355,7 +420,6 @@ retry:
 	if (flags & MCG_CHARGE_FORCE) {
 		mcg_page_counter_charge(&g->memory, (long)nr);
 		mcg_group_stat_mod(g, MCG_STAT_CHARGE_FORCED, 1);
-		batch = nr;
 		goto charged;
 	}
 	if (passed_oom)
@@ -370,8 +434,96 @@ retry:
 	}
 	return -ENOMEM;
 charged:
-	check_high(g, batch, flags);
-	return (long)batch;
+	check_high(g, NULL, nr, flags);
+	return 0;
+}
+
+/*
+ * Charge @nr pages at @g with the help of this CPU's entry @i for @x, @g
+ * itself or its parent: the levels below @x (none when x == g) take @nr
+ * pages exactly; then the entry gives @nr pages, or when it holds too few,
+ * or is to be installed (@install: entry @i then goes to @x, its word
+ * returned), a batch of MCG_GROUP_STOCK_PAGES goes to @x and every
+ * ancestor and its surplus joins the entry.  Limits are only tried: false
+ * if a level would go over its max, with nothing charged and no event
+ * counted (the caller then takes the plain counters, which reclaim).
+ */
+static bool stock_charge(mcg_group_t *g, mcg_group_t *x, unsigned long nr, unsigned i, bool install,
+                         unsigned flags)
+{
+	struct mcg_page_counter *fail;
+	if (x != g) {
+		if (!mcg_page_counter_try_charge_upto(&g->memory, &x->memory, (long)nr, &fail))
+			return false;
+		if (!install && mcg_pcpu_word_consume_at(stocks, i, key_of(x), nr) == MCG_PCPU_OK) {
+			check_high(g, x, nr, flags);
+			return true;
+		}
+	}
+	if (!mcg_page_counter_try_charge(&x->memory, STOCK_PAGES, &fail)) {
+		mcg_page_counter_uncharge_upto(&g->memory, &x->memory, (long)nr);
+		return false;
+	}
+	check_high(g, NULL, STOCK_PAGES, flags);
+	uint32_t surplus = STOCK_PAGES - (uint32_t)nr;
+	if (!surplus)
+		return true;
+	if (install)
+		stock_install(x, surplus, i);
+	else if (mcg_pcpu_word_refill_at(stocks, i, key_of(x), surplus, STOCK_PAGES) != MCG_PCPU_OK)
+		mcg_page_counter_uncharge(&x->memory, surplus); /* the entry changed (moved CPU) */
+	return true;
+}
+
+/*
+ * A charge of @nr pages that this CPU's stock could not serve.  In order:
+ *  - @g's entry holds too few pages: a batch, its surplus joins them;
+ *  - an empty entry: a batch, its surplus installed there for @g;
+ *  - on one miss in MCG_GROUP_STOCK_EVICT_EVERY of those left (per thread),
+ *    an entry is evicted (round robin) and installed with a batch: for @g
+ *    when its parent's entry serves it already (@g recurs), else for the
+ *    parent;
+ *  - the parent's entry: @g's own counter (and nothing above it) takes the
+ *    pages, the entry gives them - so one entry serves a CPU that charges
+ *    more siblings than it has entries, and the levels the siblings share,
+ *    the busiest, are left alone;
+ *  - else the plain counters, @nr pages and no more, as without a stock.
+ * Eviction is rare because each costs a counter walk to return the
+ * victim's pages and a group get and put: more groups than entries, each
+ * evicting on a miss (the kernel's refill_stock()), cost more than the
+ * plain counters.  A limit that stops the stock's batch (or @g's pages)
+ * sends the charge to the plain counters, which reclaim, drain and fail.
+ */
+static int charge_miss(mcg_group_t *g, unsigned long nr, unsigned flags)
+{
+	if (nr > STOCK_PAGES) /* larger charges bypass the stock */
+		return charge_counters(g, nr, flags);
+	mcg_group_t *p = g->parent;
+	struct stock_look l = stock_look(key_of(g), p ? key_of(p) : NO_KEY);
+	mcg_group_t *x = g;
+	unsigned i;
+	bool install = true;
+	if (l.have < ENTRIES) {
+		i = l.have; /* too few pages there */
+		install = false;
+	} else if (l.empty < ENTRIES) {
+		i = l.empty;
+	} else if (!(++evict_tick % MCG_GROUP_STOCK_EVICT_EVERY)) {
+		if (p && l.up == ENTRIES)
+			x = p;
+		i = stock_victim(l.up);
+	} else if (l.up < ENTRIES) {
+		x = p;
+		i = l.up;
+		install = false;
+	} else {
+		return charge_counters(g, nr, flags);
+	}
+	if (install && !__atomic_load_n(&x->online, __ATOMIC_RELAXED))
+		return charge_counters(g, nr, flags); /* a removed group is not stocked */
+	if (stock_charge(g, x, nr, i, install, flags))
+		return 0;
+	return charge_counters(g, nr, flags);
 }
 
 int mcg_group_try_charge(mcg_group_t *g, unsigned long nr, unsigned flags)
@@ -379,31 +531,23 @@ int mcg_group_try_charge(mcg_group_t *g, unsigned long nr, unsigned flags)
 	/* Locked mode's fast path (the rseq one is inline in mcg_charge). */
 	if (nr <= STOCK_PAGES && mcg_pcpu_word_consume(stocks, key_of(g), nr) == MCG_PCPU_OK)
 		return 0;
-	unsigned long batch = nr < STOCK_PAGES ? STOCK_PAGES : nr;
-	long got = charge_counters(g, nr, batch, flags);
-	if (got < 0)
-		return (int)got;
-	if ((unsigned long)got > nr)
-		stock_refill(g, (uint32_t)(got - nr));
-	return 0;
-}
-
-static mcg_noinline int charge_slow(mcg_group_t *g, unsigned long nr, unsigned flags)
-{
-	return mcg_group_try_charge(g, nr, flags);
+	return charge_miss(g, nr, flags);
 }
 
 #define CHARGE_FLAGS (MCG_CHARGE_FORCE | MCG_CHARGE_NORECLAIM | MCG_CHARGE_NOWAIT)
 
 /* Everything but the fast path: argument checks, the current group, then
- * charge_slow() (which also holds locked mode's fast path). */
+ * the miss (rseq mode, where mcg_charge() tried the stock) or the locked
+ * mode's fast path and the miss (mcg_group_try_charge()). */
 static mcg_noinline int charge_checked(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
 {
 	if (nr_pages == 0 || nr_pages > CHARGE_MAX || (flags & ~CHARGE_FLAGS))
 		return -EINVAL;
+	if (g && mcg_percpu_use_rseq())
+		return charge_miss(g, nr_pages, flags);
 	if (!g)
 		g = mcg_group_current();
-	return charge_slow(g, nr_pages, flags);
+	return mcg_group_try_charge(g, nr_pages, flags);
 }
 
 mcg_public int mcg_charge(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
@@ -424,6 +568,38 @@ bool mcg_group_uncharge_stocked(mcg_group_t *g, unsigned long nr)
 	       mcg_pcpu_word_refill(stocks, key_of(g), nr, STOCK_PAGES) == MCG_PCPU_OK;
 }
 
+/*
+ * An uncharge of @nr pages that this CPU's stock could not take.  @g's
+ * entry is full: it keeps @nr, its pages go back (stock_trim()).  Else an
+ * empty entry takes @g; else the parent's entry takes the pages, @g's own
+ * counter giving them back (trimmed when full); else the plain counters.
+ * An uncharge never evicts, as the kernel's uncharge of user pages never
+ * stocks them: a thread that frees what others charged would otherwise
+ * evict on every call.
+ */
+static void uncharge_miss(mcg_group_t *g, unsigned long nr)
+{
+	if (nr <= STOCK_PAGES) {
+		mcg_group_t *p = g->parent;
+		struct stock_look l = stock_look(key_of(g), p ? key_of(p) : NO_KEY);
+		if (l.have < ENTRIES) {
+			if (stock_trim(g, l.have, l.count, (uint32_t)nr))
+				return;
+		} else if (l.empty < ENTRIES) {
+			stock_install(g, (uint32_t)nr, l.empty);
+			return;
+		} else if (l.up < ENTRIES) {
+			if (mcg_pcpu_word_refill_at(stocks, l.up, key_of(p), nr, STOCK_PAGES) ==
+			            MCG_PCPU_OK ||
+			    stock_trim(p, l.up, l.up_count, (uint32_t)nr)) {
+				mcg_page_counter_uncharge_upto(&g->memory, &p->memory, (long)nr);
+				return;
+			}
+		}
+	}
+	mcg_page_counter_uncharge(&g->memory, (long)nr);
+}
+
 void mcg_group_uncharge_pages(mcg_group_t *g, unsigned long nr)
 {
 	/* Inside a shrinker: straight to the counters, counted as reclaimed. */
@@ -435,33 +611,30 @@ void mcg_group_uncharge_pages(mcg_group_t *g, unsigned long nr)
 	}
 	if (mcg_group_uncharge_stocked(g, nr))
 		return; /* locked mode's fast path, or the stock changed under us */
-	if (nr > STOCK_PAGES)
-		mcg_page_counter_uncharge(&g->memory, (long)nr);
-	else
-		stock_install(g, (uint32_t)nr); /* returns the full or evicted entry */
-}
-
-static mcg_noinline int uncharge_slow(mcg_group_t *g, unsigned long nr)
-{
-	mcg_group_uncharge_pages(g, nr);
-	return 0;
+	uncharge_miss(g, nr);
 }
 
 /* Everything but the fast path: argument checks, the current group, then
- * uncharge_slow(). */
+ * the miss (rseq mode outside a shrinker, where mcg_uncharge() tried the
+ * stock) or mcg_group_uncharge_pages(). */
 static mcg_noinline int uncharge_checked(mcg_group_t *g, unsigned long nr_pages)
 {
 	if (nr_pages == 0 || nr_pages > CHARGE_MAX)
 		return -EINVAL;
+	if (g && mcg_percpu_use_rseq() && !mcg_reclaim_state_current) {
+		uncharge_miss(g, nr_pages);
+		return 0;
+	}
 	if (!g)
 		g = mcg_group_current();
-	return uncharge_slow(g, nr_pages);
+	mcg_group_uncharge_pages(g, nr_pages);
+	return 0;
 }
 
 mcg_public int mcg_uncharge(mcg_group_t *g, unsigned long nr_pages)
 {
 	/* Fast path: back into this CPU's stock (not inside a shrinker, whose
-	 * uncharges go straight to the counters: uncharge_slow()). */
+	 * uncharges go straight to the counters: mcg_group_uncharge_pages()). */
 	if (likely(g && nr_pages - 1 < STOCK_PAGES && mcg_percpu_use_rseq() &&
 	           !mcg_reclaim_state_current) &&
 	    likely(mcg_rseq_word_refill(stocks, key_of(g), nr_pages, STOCK_PAGES) == MCG_PCPU_OK))
@@ -471,8 +644,7 @@ mcg_public int mcg_uncharge(mcg_group_t *g, unsigned long nr_pages)
 
 int mcg_group_charge_nostock(mcg_group_t *g, unsigned long nr_pages, unsigned flags)
 {
-	long got = charge_counters(g, nr_pages, nr_pages, flags);
-	return got < 0 ? (int)got : 0;
+	return charge_counters(g, nr_pages, flags);
 }
 
 void mcg_group_uncharge_nostock(mcg_group_t *g, unsigned long nr_pages)

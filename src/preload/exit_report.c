@@ -43,6 +43,7 @@
 #include "base/compiler.h"
 #include "base/log.h"
 #include "base/options.h"
+#include "iface/server.h"
 #include "memcg/slab.h"
 #include "preload/heap.h"
 
@@ -152,6 +153,7 @@ __attribute__((destructor)) static void preload_exit(void)
 mcg_public _Noreturn void _exit(int status)
 {
 	report_now();
+	mcg_control_exit_unlink(); /* no destructors run after this */
 	for (;;)
 		syscall(SYS_exit_group, status);
 }

@@ -40,22 +40,24 @@
 #include "memcg/slab.h"
 #include "preload/heap.h"
 #include "slab/account.h"
+#include "slab/kmalloc_fast.h"
 
 /* cfree is gone from glibc's headers; old programs may still call it. */
 void cfree(void *ptr);
 
 /* ------------------------------------------------------------ fast paths */
 
-/* With a heap group (preload/heap.c) every allocation is charged to it. */
-mcg_public void *malloc(size_t size)
+/* With a heap group (preload/heap.c) every allocation is charged to it.
+ * The fast paths inline (slab/kmalloc_fast.h): no call, no jump of memcg's. */
+mcg_public mcg_entry_aligned void *malloc(size_t size)
 {
 	struct mcg_objcg *heap = mcg_preload_heap;
 	if (unlikely(heap))
 		return mcg_kmalloc_objcg(size, heap);
-	return mcg_malloc(size);
+	return mcg_kmalloc_fast(size);
 }
 
-mcg_public void free(void *ptr) { mcg_free(ptr); }
+mcg_public mcg_entry_aligned void free(void *ptr) { mcg_kfree_fast(ptr); }
 
 /* ------------------------------------------------------------ the family */
 

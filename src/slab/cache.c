@@ -162,7 +162,10 @@ static int slab_init_error;
 
 static void fork_prepare(void)
 {
-	/* Every lock in rank order, the group layer's included (group.h). */
+	/* Every lock in rank order, the group layer's included (group.h);
+	 * the reaper's first (it takes no other under it). */
+	mcg_reaper_fork_prepare();
+	mcg_group_fork_lock_drain();
 	mcg_lock_raw(&mcg_cache_list_lock);
 	mcg_group_fork_lock_tree();
 	unsigned ncpu = mcg_os_nr_cpus();
@@ -194,11 +197,19 @@ static void fork_release(void)
 	}
 	mcg_group_fork_unlock_tree();
 	mcg_unlock_raw(&mcg_cache_list_lock);
+	mcg_group_fork_unlock_drain();
+}
+
+static void fork_parent(void)
+{
+	fork_release();
+	mcg_reaper_fork_parent();
 }
 
 static void fork_child(void)
 {
 	fork_release();
+	mcg_reaper_fork_child();
 	mcg_percpu_after_fork_child();
 	/* Only this thread lives on: those that were reclaiming are gone. */
 	mcg_reclaim_gate_ = mcg_reclaim_state_current ? MCG_PCPU_GATE_UNIT : 0;
@@ -211,7 +222,7 @@ static void slab_init_once(void)
 	slab_init_error = mcg_pages_init();
 	mcg_objcg_set_array_hooks(mcg_slab_drain_units, mcg_slab_scan_units);
 	if (!slab_init_error)
-		slab_init_error = -pthread_atfork(fork_prepare, fork_release, fork_child);
+		slab_init_error = -pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 int mcg_slab_init(void)

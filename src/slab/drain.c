@@ -47,13 +47,24 @@
 #define EMPTY_CHUNKS_KEPT 1 /* empty chunks a node keeps through aging */
 #define AGE_TICK_EVERY 64   /* slow paths per thread between looks at the clock */
 
-/* Give @k objects from the bottom (the oldest) of stopped array @st back. */
-static void array_give_back(struct mcg_cache *c, struct mcg_pcpu_stack *st, uint32_t k)
+/*
+ * Give @k objects from the bottom (the oldest) of stopped array @st back,
+ * their charges into @ch; fewer when @ch fills up.  Return how many.
+ */
+static uint32_t array_give_back(struct mcg_cache *c, struct mcg_pcpu_stack *st, uint32_t k,
+                                struct mcg_charges *ch)
 {
-	for (uint32_t done = 0; done < k; done += c->batch)
-		mcg_node_put(c, st->slots + done, MCG_MIN(c->batch, k - done));
-	memmove(st->slots, st->slots + k, (size_t)(st->cur - k) * sizeof(void *));
-	MCG_WRITE_ONCE(st->cur, st->cur - k); /* read racily by stats and reap */
+	uint32_t done = 0;
+	while (done < k) {
+		unsigned n = MCG_MIN(c->batch, k - done);
+		unsigned put = mcg_node_put_gather(c, st->slots + done, n, ch);
+		done += put;
+		if (put < n)
+			break; /* @ch is full: the rest after it is given */
+	}
+	memmove(st->slots, st->slots + done, (size_t)(st->cur - done) * sizeof(void *));
+	MCG_WRITE_ONCE(st->cur, st->cur - done); /* read racily by stats and reap */
+	return done;
 }
 
 void mcg_cache_arrays_stop(struct mcg_cache *c, const uint8_t *which)
@@ -81,20 +92,43 @@ void mcg_cache_arrays_start(struct mcg_cache *c, const uint8_t *which)
 	}
 }
 
-/* Stop the arrays of @c marked in @which (all when NULL), give back
- * @fifth ? a fifth : all of each, start them again. */
+/*
+ * Stop the arrays of @c marked in @which (all when NULL), give back
+ * @fifth ? a fifth : all of each, start them again.  The objects' charges
+ * are given after the start, with no array lock held: the last charge of a
+ * removed group's objcg frees it, which takes the tree lock (rank 15, below
+ * the arrays' 20; test_objcg_mt and test_fork met it under aging).  When
+ * more objcgs than a tally holds come up, another round gives the rest.
+ */
 static void drain_arrays(struct mcg_cache *c, const uint8_t *which, bool fifth)
 {
 	unsigned ncpu = mcg_os_nr_cpus();
-	mcg_cache_arrays_stop(c, which);
-	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
-		if (which && !which[cpu])
-			continue;
-		struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
-		uint32_t cur = st->cur;
-		array_give_back(c, st, fifth ? (cur + 4) / 5 : cur);
-	}
-	mcg_cache_arrays_start(c, which);
+	uint32_t want[MCG_MAX_CPUS];
+	bool first = true, more;
+	do {
+		struct mcg_charges ch;
+		ch.n = 0;
+		more = false;
+		mcg_cache_arrays_stop(c, which);
+		for (unsigned cpu = 0; cpu < ncpu; cpu++) {
+			if (which && !which[cpu])
+				continue;
+			struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(c->pcpu, cpu);
+			uint32_t cur = st->cur;
+			if (first)
+				want[cpu] = fifth ? (cur + 4) / 5 : cur;
+			want[cpu] = MCG_MIN(want[cpu], cur); /* it ran between rounds */
+			if (more || !want[cpu]) {
+				more |= want[cpu] != 0;
+				continue;
+			}
+			want[cpu] -= array_give_back(c, st, want[cpu], &ch);
+			more |= want[cpu] != 0;
+		}
+		mcg_cache_arrays_start(c, which);
+		mcg_charges_give(&ch);
+		first = false;
+	} while (more);
 }
 
 void mcg_cache_drain_all(struct mcg_cache *c)
@@ -295,6 +329,24 @@ mcg_public int mcg_reaper_start(unsigned interval_ms)
 		reaper_running = true;
 	pthread_mutex_unlock(&reaper_lock);
 	return -err;
+}
+
+/*
+ * Fork (slab/cache.c's handlers): the reaper's lock is taken before any
+ * other, so the child finds it free; the reaper thread stays in the
+ * parent, so the child has no reaper (mcg_reaper_start() there starts one,
+ * mcg_reaper_stop() returns at once).  Without this the child's stop
+ * joined a thread it does not have and hung (test_fork).
+ */
+void mcg_reaper_fork_prepare(void) { pthread_mutex_lock(&reaper_lock); }
+
+void mcg_reaper_fork_parent(void) { pthread_mutex_unlock(&reaper_lock); }
+
+void mcg_reaper_fork_child(void)
+{
+	reaper_running = false;
+	reaper_stop = false;
+	pthread_mutex_unlock(&reaper_lock);
 }
 
 mcg_public void mcg_reaper_stop(void)

@@ -20,33 +20,21 @@
 #include "os/os.h" /* MCG_MAX_CPUS */
 #include "page/pages.h"
 #include "slab/account.h"
-
-#define KMALLOC_CLASSES 52
-#define KMALLOC_SMALL_MAX 4096
+#include "slab/kmalloc_fast.h"
 
 /*
- * Until kmalloc_init() has run, every entry of kmalloc_small names the stub:
- * a cache whose CPU arrays are always empty (zeroed: cur = lo = 0, in bss,
- * never written in rseq mode), so mcg_malloc's fast path needs no test for
- * "not initialised yet" - its pop fails, and the slow path, which knows the
- * size, finds the stub.
+ * Until kmalloc_init() has run, every entry of mcg_kmalloc_small_ names the
+ * stub: a cache whose CPU arrays are always empty (zeroed: cur = lo = 0, in
+ * bss, never written in rseq mode), so the malloc fast path needs no test
+ * for "not initialised yet" - its pop fails, and the slow path, which knows
+ * the size, finds the stub.
  */
 static struct mcg_pcpu_stack kmalloc_stub_pcpu[MCG_MAX_CPUS];
-static struct mcg_cache kmalloc_stub = {.pcpu = kmalloc_stub_pcpu};
+struct mcg_cache mcg_kmalloc_stub_ = {.pcpu = kmalloc_stub_pcpu};
 
-static struct mcg_cache *kmalloc_caches[KMALLOC_CLASSES];
-static struct mcg_cache *kmalloc_small[KMALLOC_SMALL_MAX / 16 + 1] = {/* by (size+15)/16 */
-                                                                      [0 ... KMALLOC_SMALL_MAX /
-                                                                       16] = &kmalloc_stub};
-
-static inline unsigned class_of(size_t size)
-{
-	if (size <= 128)
-		return size ? (unsigned)((size + 15) >> 4) - 1 : 0;
-	unsigned b = 63u - (unsigned)__builtin_clzl(size - 1); /* 2^b < size <= 2^(b+1) */
-	unsigned k = (unsigned)((size - 1 - (1ul << b)) >> (b - 2));
-	return 8 + (b - 7) * 4 + k;
-}
+struct mcg_cache *mcg_kmalloc_caches_[KMALLOC_CLASSES];
+struct mcg_cache *mcg_kmalloc_small_[KMALLOC_SMALL_MAX / 16 + 1] = {
+        /* by (size+15)/16 */ [0 ... KMALLOC_SMALL_MAX / 16] = &mcg_kmalloc_stub_};
 
 static inline size_t class_size(unsigned cls)
 {
@@ -56,57 +44,22 @@ static inline size_t class_size(unsigned cls)
 	return (1ul << b) + (size_t)(k + 1) * (1ul << (b - 2));
 }
 
-static void *kmalloc_slow(size_t size);
 static int kmalloc_init(void);
 
 /* ------------------------------------------------------------ fast paths */
 
-/* What large_cache_of() returns for sizes no cache serves (mapped directly). */
-#define TOO_LARGE ((struct mcg_cache *)1)
+mcg_public mcg_entry_aligned void *mcg_malloc(size_t size) { return mcg_kmalloc_fast(size); }
 
-/* The cache of @size up to KMALLOC_SMALL_MAX: the stub before kmalloc_init(). */
-static inline struct mcg_cache *small_cache_of(size_t size)
-{
-	return __atomic_load_n(&kmalloc_small[(size + 15) >> 4], __ATOMIC_ACQUIRE);
-}
+mcg_public mcg_entry_aligned void mcg_free(void *p) { mcg_kfree_fast(p); }
 
-/* The cache of @size > KMALLOC_SMALL_MAX; NULL before kmalloc_init(),
- * TOO_LARGE past the classes.  Callers test both at once: (uintptr_t)c <= 1. */
-static inline struct mcg_cache *large_cache_of(size_t size)
+mcg_noinline void *mcg_kmalloc_small_slow(size_t size, struct mcg_cache *c)
 {
-	if (size <= MCG_KMALLOC_MAX_CACHE_SIZE)
-		return __atomic_load_n(&kmalloc_caches[class_of(size)], __ATOMIC_ACQUIRE);
-	return TOO_LARGE;
-}
-
-/* mcg_malloc() of @size <= KMALLOC_SMALL_MAX past its pop: an empty (or
- * stopped) array, locked mode, or the stub. */
-static mcg_noinline void *kmalloc_small_slow(size_t size, struct mcg_cache *c)
-{
-	if (c == &kmalloc_stub)
-		return kmalloc_slow(size);
+	if (c == &mcg_kmalloc_stub_)
+		return mcg_kmalloc_slow(size);
 	return mcg_cache_alloc_slow(c);
 }
 
-mcg_public mcg_entry_aligned void *mcg_malloc(size_t size)
-{
-	if (likely(size <= KMALLOC_SMALL_MAX)) {
-		/* mcg_cache_alloc_fast(), its slow path given the size; the mode
-		 * tested, since this runs before mcg_percpu_init() too (the stub) */
-		struct mcg_cache *c = small_cache_of(size);
-		void *obj;
-		if (likely(mcg_percpu_use_rseq()) && likely(obj = mcg_cache_pop(c)))
-			return obj;
-		return kmalloc_small_slow(size, c);
-	}
-	struct mcg_cache *c = large_cache_of(size);
-	if (unlikely((uintptr_t)c <= 1))
-		return kmalloc_slow(size);
-	return mcg_cache_alloc_fast(c);
-}
-
-/* Not an object start of a slab: NULL, a large block, or a bad pointer. */
-static mcg_noinline void free_slow(void *p)
+mcg_noinline void mcg_kfree_slow(void *p)
 {
 	if (!p) /* free(NULL): nothing to do */
 		return;
@@ -125,22 +78,6 @@ static mcg_noinline void free_slow(void *p)
 		return;
 	}
 	mcg_cache_free_slow(NULL, p, NULL, MCG_FREE_UNCHECKED);
-}
-
-mcg_public mcg_entry_aligned void mcg_free(void *p)
-{
-	/* NULL too: chunk 0 is never memcg's, and free_slow() returns for it. */
-	if (likely(mcg_chunk_owned(p))) {
-		/* No test of the unit's cache: a unit that holds no slab (a large
-		 * block's header is one) reads nobjs 0, so the index fails. */
-		struct mcg_slab *s = mcg_slab_unit(p);
-		long idx = mcg_slab_index(s, p);
-		if (likely(idx >= 0)) {
-			mcg_cache_free_at(s->cache, s, p, idx);
-			return;
-		}
-	}
-	free_slow(p);
 }
 
 /* ------------------------------------------------------------ accounted */
@@ -162,7 +99,7 @@ static mcg_noinline void *kmalloc_objcg_first(size_t size, struct mcg_objcg *x)
 static mcg_noinline void *kmalloc_objcg_small_slow(size_t size, struct mcg_objcg *x,
                                                    struct mcg_cache *c, uintptr_t slot)
 {
-	if (c == &kmalloc_stub) /* its arrays are always empty: slot is 0 */
+	if (c == &mcg_kmalloc_stub_) /* its arrays are always empty: slot is 0 */
 		return kmalloc_objcg_first(size, x);
 	return mcg_cache_alloc_objcg_slow(c, x, slot);
 }
@@ -172,12 +109,12 @@ static mcg_always_inline void *kmalloc_objcg(size_t size, struct mcg_objcg *x)
 {
 	if (likely(size <= KMALLOC_SMALL_MAX)) {
 		/* mcg_cache_alloc_objcg(), its slow path given the size */
-		struct mcg_cache *c = small_cache_of(size);
+		struct mcg_cache *c = mcg_kmalloc_small_cache(size);
 		uintptr_t slot;
 		void *obj = mcg_cache_pop_charged(c, &x->slot_bits, &slot);
 		return likely(obj) ? obj : kmalloc_objcg_small_slow(size, x, c, slot);
 	}
-	struct mcg_cache *c = large_cache_of(size);
+	struct mcg_cache *c = mcg_kmalloc_large_cache(size);
 	if (unlikely((uintptr_t)c <= 1))
 		return c ? large_alloc(size, 16, x) : kmalloc_objcg_first(size, x);
 	return mcg_cache_alloc_objcg(c, x);
@@ -225,7 +162,7 @@ static int kmalloc_init(void)
 		return err;
 	pthread_mutex_lock(&kmalloc_init_lock);
 	for (unsigned cls = 0; cls < KMALLOC_CLASSES && !err; cls++) {
-		if (kmalloc_caches[cls])
+		if (mcg_kmalloc_caches_[cls])
 			continue;
 		size_t sz = class_size(cls);
 		char name[MCG_CACHE_NAME_MAX];
@@ -237,11 +174,12 @@ static int kmalloc_init(void)
 		if (!c)
 			err = -ENOMEM;
 		else
-			__atomic_store_n(&kmalloc_caches[cls], c, __ATOMIC_RELEASE);
+			__atomic_store_n(&mcg_kmalloc_caches_[cls], c, __ATOMIC_RELEASE);
 	}
 	if (!err) {
-		for (size_t i = 0; i < MCG_ARRAY_SIZE(kmalloc_small); i++)
-			__atomic_store_n(&kmalloc_small[i], kmalloc_caches[class_of(i * 16)],
+		for (size_t i = 0; i < MCG_ARRAY_SIZE(mcg_kmalloc_small_); i++)
+			__atomic_store_n(&mcg_kmalloc_small_[i],
+			                 mcg_kmalloc_caches_[mcg_kmalloc_class(i * 16)],
 			                 __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&kmalloc_init_lock);
@@ -268,7 +206,7 @@ static void *large_alloc(size_t size, size_t align, struct mcg_objcg *x)
 	return p;
 }
 
-static mcg_noinline void *kmalloc_slow(size_t size)
+mcg_noinline void *mcg_kmalloc_slow(size_t size)
 {
 	if (size > MCG_KMALLOC_MAX_CACHE_SIZE)
 		return large_alloc(size, 16, NULL);
@@ -356,17 +294,17 @@ void *mcg_kaligned_objcg(size_t align, size_t size, struct mcg_objcg *x)
 	if (want <= MCG_KMALLOC_MAX_CACHE_SIZE && align <= MCG_UNIT_SIZE) {
 		/* A class whose size is a multiple of @align: slabs are unit aligned,
 		 * so every object in it is aligned. */
-		for (unsigned cls = class_of(want); cls < KMALLOC_CLASSES; cls++) {
+		for (unsigned cls = mcg_kmalloc_class(want); cls < KMALLOC_CLASSES; cls++) {
 			if (class_size(cls) % align)
 				continue;
 			struct mcg_cache *c =
-			        __atomic_load_n(&kmalloc_caches[cls], __ATOMIC_ACQUIRE);
+			        __atomic_load_n(&mcg_kmalloc_caches_[cls], __ATOMIC_ACQUIRE);
 			if (!c) {
 				if (kmalloc_init()) {
 					errno = ENOMEM;
 					return NULL;
 				}
-				c = kmalloc_caches[cls];
+				c = mcg_kmalloc_caches_[cls];
 			}
 			return x ? mcg_cache_alloc_objcg(c, x) : mcg_cache_alloc_fast(c);
 		}

@@ -286,13 +286,48 @@ static mcg_always_inline bool bit_test_clear(uint64_t *w, uint64_t idx)
 }
 
 /*
+ * The flush loops' bitmap cursor: the word of the last object stays in a
+ * register until the objects move to another word (a flush's objects are
+ * mostly neighbours, and clearing their bits in memory one by one is a
+ * chain of stores and loads of one word).  A local, never addressed, so
+ * its fields live in registers.
+ */
+struct bits_cursor {
+	uint64_t *bitmap;
+	uint64_t wi, wv, hint; /* the word held (UINT64_MAX: none), its bits, the new hint */
+};
+
+static mcg_always_inline struct bits_cursor bits_start(struct mcg_slab *s)
+{
+	return (struct bits_cursor){.bitmap = s->bitmap, .wi = UINT64_MAX, .hint = s->hint};
+}
+
+/* Clear object @idx's bit; false if it was clear already (a double free). */
+static mcg_always_inline bool bits_clear(struct bits_cursor *bc, uint64_t idx)
+{
+	if (unlikely(idx >> 6 != bc->wi)) {
+		if (bc->wi != UINT64_MAX)
+			bc->bitmap[bc->wi] = bc->wv;
+		bc->wi = idx >> 6;
+		bc->wv = bc->bitmap[bc->wi];
+		bc->hint = MCG_MIN(bc->hint, bc->wi);
+	}
+	return bit_test_clear(&bc->wv, idx);
+}
+
+/* Write the held word back, and the slab's new hint. */
+static mcg_always_inline void bits_done(struct bits_cursor *bc, struct mcg_slab *s)
+{
+	if (bc->wi != UINT64_MAX)
+		bc->bitmap[bc->wi] = bc->wv;
+	s->hint = (uint32_t)bc->hint;
+}
+
+/*
  * slab_free_one() unrolled for the common case, slab lock held: the whole
  * flush cost of an object is its bit, and, with @tagged (the slab has a
  * vector @v), the store that clears its entry.  Its memory is not touched.
- * The bitmap word of the last object stays in a register until the objects
- * move to another word: a flush's objects are mostly neighbours, and
- * clearing their bits in memory one by one is a chain of stores and loads
- * of one word.  Everything the loop needs is in locals (the stores could
+ * Everything the loop needs is in locals (the stores could
  * alias the cache's fields), and the rare cases (another word, a double
  * free, another objcg) are out of the straight line.
  *
@@ -315,8 +350,7 @@ static mcg_always_inline unsigned free_run_fast(struct mcg_cache *c, struct mcg_
 {
 	const uint64_t span = (uint64_t)s->units << MCG_UNIT_SHIFT, recip = c->recip;
 	const uintptr_t base = (uintptr_t)s->base;
-	uint64_t *const bitmap = s->bitmap;
-	uint64_t wi = UINT64_MAX, wv = 0, hint = s->hint;
+	struct bits_cursor bc = bits_start(s);
 	const uint64_t units = c->charge_units;
 	uintptr_t run_base = base; /* the run: id 0 to start with, */
 	uint32_t run_n = 0;        /* its objects freed, */
@@ -342,14 +376,7 @@ static mcg_always_inline unsigned free_run_fast(struct mcg_cache *c, struct mcg_
 			off = (slot & ~(uintptr_t)MCG_SLOT_CHARGED) - run_base;
 		}
 		uint64_t idx = (off * recip) >> MCG_RECIP_SHIFT;
-		if (unlikely(idx >> 6 != wi)) {
-			if (wi != UINT64_MAX)
-				bitmap[wi] = wv;
-			wi = idx >> 6;
-			wv = bitmap[wi];
-			hint = MCG_MIN(hint, wi);
-		}
-		if (unlikely(!bit_test_clear(&wv, idx))) {
+		if (unlikely(!bits_clear(&bc, idx))) {
 			mcg_report(MCG_REPORT_DOUBLE_FREE, c, mcg_slot_obj(slot));
 			skipped++;
 			continue;
@@ -359,11 +386,9 @@ static mcg_always_inline unsigned free_run_fast(struct mcg_cache *c, struct mcg_
 			v[idx] = 0; /* an uncharged object's entry is 0 already */
 		}
 	}
-	if (wi != UINT64_MAX)
-		bitmap[wi] = wv;
+	bits_done(&bc, s);
 	if (run_k >= 0)
 		ch->units[run_k] += (uint64_t)run_n * units;
-	s->hint = (uint32_t)hint;
 	unsigned consumed = (unsigned)(p - objs);
 	*freed = consumed - skipped;
 	return consumed;
@@ -382,8 +407,7 @@ static unsigned free_run_mixed(struct mcg_cache *c, struct mcg_slab *s, void *co
 	const uint64_t span = (uint64_t)s->units << MCG_UNIT_SHIFT, recip = c->recip;
 	const uint64_t units = c->charge_units;
 	const uintptr_t base = (uintptr_t)s->base;
-	uint64_t *const bitmap = s->bitmap;
-	uint64_t wi = UINT64_MAX, wv = 0, hint = s->hint;
+	struct bits_cursor bc = bits_start(s);
 	unsigned skipped = 0;
 	void *const *p = objs, *const *end = objs + k;
 	for (; p < end; p++) {
@@ -396,14 +420,7 @@ static unsigned free_run_mixed(struct mcg_cache *c, struct mcg_slab *s, void *co
 		if (unlikely(id && e < 0))
 			break; /* no room for its objcg: not consumed */
 		uint64_t idx = (off * recip) >> MCG_RECIP_SHIFT;
-		if (unlikely(idx >> 6 != wi)) {
-			if (wi != UINT64_MAX)
-				bitmap[wi] = wv;
-			wi = idx >> 6;
-			wv = bitmap[wi];
-			hint = MCG_MIN(hint, wi);
-		}
-		if (unlikely(!bit_test_clear(&wv, idx))) {
+		if (unlikely(!bits_clear(&bc, idx))) {
 			mcg_report(MCG_REPORT_DOUBLE_FREE, c, mcg_slot_obj(slot));
 			skipped++;
 			continue;
@@ -412,9 +429,7 @@ static unsigned free_run_mixed(struct mcg_cache *c, struct mcg_slab *s, void *co
 		if (e >= 0)
 			ch->units[e] += units;
 	}
-	if (wi != UINT64_MAX)
-		bitmap[wi] = wv;
-	s->hint = (uint32_t)hint;
+	bits_done(&bc, s);
 	unsigned consumed = (unsigned)(p - objs);
 	*freed = consumed - skipped;
 	return consumed;
@@ -465,6 +480,19 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 	mcg_spin_unlock(&s->lock);
 	if (move)
 		slab_fix_list(c, s);
+	return i;
+}
+
+unsigned mcg_node_put_gather(struct mcg_cache *c, void **objs, unsigned n, struct mcg_charges *ch)
+{
+	unsigned i = 0;
+	while (i < n) {
+		unsigned got = slab_free_run(c, mcg_slab_of(mcg_slot_obj((uintptr_t)objs[i])),
+		                             objs + i, n - i, ch);
+		if (!got)
+			break; /* one more objcg would not fit in @ch */
+		i += got;
+	}
 	return i;
 }
 

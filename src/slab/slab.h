@@ -205,6 +205,11 @@ unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned
  *  of tagged ones leave with them (struct mcg_charges).  Double frees
  *  are reported.  @objs is scratch: it may be changed. */
 void mcg_node_put(struct mcg_cache *c, void **objs, unsigned n);
+/* mcg_node_put() that leaves the charges in @ch, for the caller to give
+ * once it holds no lock (a CPU array's, say), and stops where one more
+ * objcg would not fit in @ch.  Return: how many of @objs went back. */
+struct mcg_charges;
+unsigned mcg_node_put_gather(struct mcg_cache *c, void **objs, unsigned n, struct mcg_charges *ch);
 /** Objects out of @node's slabs (held or in CPU arrays), summed over its
  *  slabs (node lock held): exact at rest, a snapshot while frees run. */
 size_t mcg_node_objects_out(struct mcg_cache *c, unsigned node);
@@ -222,6 +227,12 @@ void mcg_construct_fresh(struct mcg_cache *c, void **objs, unsigned n, uint64_t 
 void mcg_slab_age_tick(void);
 /** Flush every CPU array of @c to the slabs. */
 void mcg_cache_drain_all(struct mcg_cache *c);
+
+/* The reaper's part of the fork handlers (drain.c): prepare takes its lock
+ * first; the parent releases it; the child releases it and has no reaper. */
+void mcg_reaper_fork_prepare(void);
+void mcg_reaper_fork_parent(void);
+void mcg_reaper_fork_child(void);
 /** Lock and stop @c's CPU arrays marked in @which (all when NULL), then one
  *  fence: they are the caller's until mcg_cache_arrays_start(c, @which). */
 void mcg_cache_arrays_stop(struct mcg_cache *c, const uint8_t *which);
@@ -341,6 +352,23 @@ void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg_slab *s, int
 /** The global cache list: lock, and iteration under it. */
 extern mcg_lock_t mcg_cache_list_lock;
 extern struct mcg_list mcg_cache_list;
+/* ---- slabinfo.c ---- */
+/** One cache's statistics with its name copied (valid after the cache is gone). */
+struct mcg_slabinfo_row {
+	char name[MCG_CACHE_NAME_MAX];
+	mcg_cache_stats_t st; /* st.name is not set */
+};
+/**
+ * mcg_slabinfo_collect - the statistics of up to @max caches, in slabinfo's
+ * order, into @rows.  Takes the cache list lock (and each cache's node
+ * locks briefly), allocates nothing.  Return: how many caches exist (more
+ * than @max: call again with room for them).
+ */
+size_t mcg_slabinfo_collect(struct mcg_slabinfo_row *rows, size_t max);
+/** The two header lines of slabinfo (version 2.1). */
+extern const char mcg_slabinfo_header[];
+/** mcg_slabinfo_format - one cache's slabinfo line, as snprintf(@buf, @len, ...). */
+int mcg_slabinfo_format(char *buf, size_t len, const char *name, const mcg_cache_stats_t *st);
 /** mcg_slab_init - initialise the slab layer (idempotent).  Return 0 or -errno. */
 int mcg_slab_init(void);
 /** Create a cache without argument checks beyond the basics (kmalloc's). */

@@ -14,6 +14,7 @@
 
 #include "memcg/group.h"
 #include "memcg/reclaim.h"
+#include "test.h"
 
 struct pc_obj {
 	mcg_lru_link_t link;
@@ -108,13 +109,15 @@ static int pc_fill(struct pcache *pc, mcg_group_t *g, long nr_pages)
 	return 0;
 }
 
-/* Free everything left and tear @pc down. */
+/* Free everything left and tear @pc down; an object still alive after
+ * that (one the lists lost) is a failed check. */
 static void pc_destroy(struct pcache *pc)
 {
 	mcg_shrinker_unregister(pc->shrinker);
 	mcg_lru_link_t dispose = {&dispose, &dispose};
 	mcg_list_lru_walk(pc->lru, pc_isolate, &dispose, ~0ul);
 	pc_dispose(pc, &dispose);
+	CHECK_EQ(pc->live, 0);
 	mcg_list_lru_destroy(pc->lru);
 	mcg_shrinker_destroy(pc->shrinker);
 }

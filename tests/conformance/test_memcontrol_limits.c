@@ -92,8 +92,7 @@ static void test_memcg_max(void)
 	CHECK_EQ(read_key(g, "memory.events", "oom"), 0);
 	/* Unreclaimable overflow: the cache goes, then the charge fails. */
 	long got = alloc_anon(g, MB(100));
-	CHECK(got < MB(100));
-	CHECK(got >= MB(30) - MB(1)); /* all the cache made room */
+	CHECK_EQ(got, MB(30)); /* all the cache made room, to the last page */
 	CHECK_EQ(read_key(g, "memory.events", "oom"), 1);
 	CHECK_EQ(read_key(g, "memory.events", "oom_kill"), 0);
 	mcg_uncharge(g, (unsigned long)got);
@@ -134,7 +133,7 @@ static void test_memcg_oom_events(void)
 	CHECK_EQ(read_key(g, "memory.events", "oom_kill"), 1);
 	/* A kill that frees nothing: one oom, one kill, then -ENOMEM. */
 	long more = alloc_anon(g, MB(30));
-	CHECK(more < MB(30));
+	CHECK_EQ(more, MB(30) - 1); /* every page up to max, the first one held */
 	CHECK_EQ(read_key(g, "memory.events", "oom"), 2);
 	CHECK_EQ(read_key(g, "memory.events", "oom_kill"), 2);
 	CHECK_EQ(read_key(mcg_group_root(), "memory.events.local", "oom_kill"), 0);
@@ -168,6 +167,15 @@ static void test_memcg_reclaim(void)
 	rm(g);
 }
 
+/* Teardown frees every cached object left: nothing alive, nothing charged. */
+static void test_pcache_teardown(void)
+{
+	pc_destroy(&pc);
+	CHECK_EQ(pc.live, 0);
+	mcg_group_drain_stocks();
+	CHECK_EQ(read_long(mcg_group_root(), "memory.current"), 0);
+}
+
 int main(void)
 {
 	if (pc_init(&pc, 32)) {
@@ -179,7 +187,6 @@ int main(void)
 	RUN(test_memcg_max);
 	RUN(test_memcg_oom_events);
 	RUN(test_memcg_reclaim);
-	pc_destroy(&pc);
-	CHECK_EQ(pc.live, 0);
+	RUN(test_pcache_teardown);
 	return test_done();
 }

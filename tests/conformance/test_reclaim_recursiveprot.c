@@ -17,6 +17,7 @@
 #include "memcg/group.h"
 #include "memcg/memcg.h"
 #include "memcg/reclaim.h"
+#include "base/options.h"
 #include "memcontrol.h"
 #include "pcache.h"
 #include "test.h"
@@ -180,7 +181,7 @@ static void test_subtree_protected(void)
 static void test_default_off(void)
 {
 	if (getenv("MCG_RECURSIVEPROT"))
-		return;
+		SKIP("MCG_RECURSIVEPROT is set in the environment: the default is not in effect");
 	mcg_group_t *a, *b;
 	REQUIRE(mcg_group_create(NULL, "rd-a", &a) == 0);
 	REQUIRE(mcg_group_create(a, "b", &b) == 0);
@@ -198,12 +199,21 @@ static void test_default_off(void)
 	mcg_group_put(a);
 }
 
+/* A value out of range is refused and changes nothing. */
+static void test_bad_value(void)
+{
+	long before = mcg_option(MCG_OPT_RECURSIVEPROT);
+	CHECK_EQ(mcg_option_set("memory_recursiveprot", 2), -EINVAL);
+	CHECK_EQ(mcg_option_set("memory_recursiveprot", -1), -EINVAL);
+	CHECK_EQ(mcg_option(MCG_OPT_RECURSIVEPROT), before);
+}
+
 int main(void)
 {
 	mcg_reclaim_init();
 	RUN(test_default_off);
 	RUN(test_arithmetic);
 	RUN(test_subtree_protected);
-	CHECK_EQ(mcg_option_set("memory_recursiveprot", 2), -EINVAL);
+	RUN(test_bad_value);
 	return test_done();
 }

@@ -5,9 +5,9 @@
  * programs on PATH, make and remove temporary directories.
  *
  * The tests read MCG_BIN (the memcg binary) from the environment, as ctest
- * sets it (tests/CMakeLists.txt).  A program that is not installed is
- * skipped with a clear "skipped" line, except those Debian 12 and CI always
- * have (python3, perl, git, gcc, sort): their absence is a failure.
+ * sets it (tests/CMakeLists.txt).  A test whose program is not installed
+ * skips (exit 77, test.h: ctest lists it as skipped, never passed);
+ * scripts/deps.sh installs the programs they use.
  */
 #ifndef MCG_TEST_PROGS_H
 #define MCG_TEST_PROGS_H
@@ -266,22 +266,12 @@ static inline char *prog_read_file(const char *path)
 	return buf;
 }
 
-/** PROG_REQUIRE_INSTALLED - fail (this program must exist here and in CI). */
-#define PROG_REQUIRE_INSTALLED(name)                                                               \
-	do {                                                                                       \
-		if (!prog_which(name)) {                                                           \
-			fprintf(stderr, "  %s is not installed (apt-get install it)\n", name);     \
-			REQUIRE(prog_which(name));                                                 \
-		}                                                                                  \
-	} while (0)
-
-/** PROG_SKIP_UNLESS_INSTALLED - pass with a "skipped" line if @name is missing. */
+/** PROG_SKIP_UNLESS_INSTALLED - skip the running test when program @name is
+ *  not on PATH (scripts/deps.sh installs every program the tests use). */
 #define PROG_SKIP_UNLESS_INSTALLED(name)                                                           \
 	do {                                                                                       \
-		if (!prog_which(name)) {                                                           \
-			fprintf(stderr, "  skipped: %s is not installed\n", name);                 \
-			return;                                                                    \
-		}                                                                                  \
+		if (!prog_which(name))                                                             \
+			SKIP("%s is not installed", name);                                         \
 	} while (0)
 
 /** prog_show_failure - print what a command said, for a failing test's log. */

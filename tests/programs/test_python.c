@@ -124,10 +124,8 @@ static void test_python_slab_debug(void)
 
 int main(void)
 {
-	if (!prog_which("python3")) {
-		fprintf(stderr, "python3 is not installed (apt-get install python3)\n");
-		return 1;
-	}
+	if (!prog_which("python3"))
+		return test_skip("python3 is not installed (scripts/deps.sh installs python3)");
 	if (!prog_mkdtemp(dir) || !prog_write_file(dir, "churn.py", script)) {
 		perror("temporary directory");
 		return 1;

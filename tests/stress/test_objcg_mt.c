@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "base/compiler.h" /* MCG_TSAN */
+#include "group/objcg.h"   /* the byte stock's size */
 #include "memcg/debug.h"
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
@@ -214,6 +215,25 @@ static void *churner(void *arg)
 	return NULL;
 }
 
+/*
+ * The most s can be charged while the workers run: every object they can
+ * hold (the slots, and one in each worker's hands) at the largest charge,
+ * each objcg's partial pages (< 2 pages of leftover and the last page of
+ * its objects: the live groups' three kinds, and a removed group's while
+ * one of its objects lives), every CPU's byte stock words and page stock.
+ */
+static long current_bound(void)
+{
+	long ncpu = (long)mcg_nr_cpus(), objs = NSLOTS + WORKERS;
+	long biggest = MCG_MAX(MCG_MAX(slot_acct, slot_recl), 8192 + entry);
+	long objcgs = 3 * (NGROUPS + 1) + objs;
+	return objs * biggest + objcgs * 3 * PAGE +
+	       ncpu *
+	               ((long)MCG_OBJCG_STOCK_SLOTS * MCG_OBJCG_STOCK_PAGES +
+	                (long)MCG_GROUP_STOCK_SLACK_PAGES) *
+	               PAGE;
+}
+
 static void *drainer(void *arg)
 {
 	(void)arg;
@@ -226,8 +246,12 @@ static void *drainer(void *arg)
 		pthread_rwlock_unlock(&pause_lock);
 		/* one read, racy against the workers: used <= charged per objcg */
 		long slab = key_of(buf, "slab"), kernel = key_of(buf, "kernel");
-		CHECK(slab >= 0 && kernel >= 0 && slab <= kernel);
-		CHECK(read_long(s, "memory.current") >= 0);
+		CHECK(slab != -1 && kernel != -1); /* both lines there */
+		CHECK(slab >= 0 && slab <= kernel && kernel % PAGE == 0);
+		/* Whole pages, and no more than the objects and the stocks can hold
+		 * (an uncharge too many would read as a huge or negative value). */
+		long cur = read_long(s, "memory.current");
+		CHECK(cur >= 0 && cur % PAGE == 0 && cur <= current_bound());
 		n++;
 		usleep(300);
 	}
@@ -403,7 +427,7 @@ int main(int argc, char **argv)
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED") && mcg_percpu_mode() == MCG_PERCPU_RSEQ) {
 		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
-		rc |= test_run_locked(argv);
+		rc = test_merge(rc, test_run_locked(argv));
 	}
 	return rc;
 }

@@ -239,7 +239,7 @@ int main(int argc, char **argv)
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED") && mcg_percpu_mode() == MCG_PERCPU_RSEQ) {
 		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
-		rc |= test_run_locked(argv);
+		rc = test_merge(rc, test_run_locked(argv));
 	}
 	return rc;
 }

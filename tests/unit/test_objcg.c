@@ -27,6 +27,7 @@
 #include "slab/account.h" /* mcg_objcg_give */
 #include "slab/slab.h"
 #include "group_file.h"
+#include "cache_rest.h"
 #include "test.h"
 
 #define PAGE 4096l
@@ -326,7 +327,7 @@ static void test_flush_many_objcgs(void)
 	for (int r = 0; r < PER; r++)
 		for (int i = 0; i < NG; i++)
 			mcg_cache_free(k, o[r][i]);
-	CHECK(mcg_cache_shrink(k) >= 0); /* the array's rest back to the slabs */
+	check_shrink_all_free(k); /* the array's rest back to the slabs */
 	mcg_group_drain_stocks();
 	for (int i = 0; i < NG; i++) {
 		CHECK_EQ(current_bytes(g[i]), 0);
@@ -689,7 +690,7 @@ static void test_flush_mixed_runs(void)
 	mcg_cache_free(k, o[M / 3 + 1]); /* freed again, not the top: the flush finds it */
 	for (int i = M / 3 + 2; i < M; i++)
 		mcg_cache_free(k, o[i]);
-	CHECK(mcg_cache_shrink(k) >= 0); /* every array flushed */
+	check_shrink_all_free(k); /* every array flushed */
 	CHECK_EQ(reports, 1);
 	mcg_set_report_handler(prev);
 	mcg_group_drain_stocks();
@@ -865,7 +866,7 @@ static void test_huge_objects_charge_exactly(void)
 			check_parts(c);
 			for (int i = 0; i < M; i++)
 				mcg_cache_free(k, o[i]);
-			CHECK(mcg_cache_shrink(k) >= 0); /* the arrays flush: runs of M objects */
+			check_shrink_all_free(k); /* the arrays flush: runs of M objects */
 			mcg_group_drain_stocks();
 			CHECK_EQ(current_bytes(c), 0);
 			CHECK_EQ(read_key(c, "memory.stat", "slab"), 0);
@@ -1008,7 +1009,7 @@ int main(int argc, char **argv)
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED")) {
 		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
-		rc = rc || test_run_locked(argv);
+		rc = test_merge(rc, test_run_locked(argv));
 	}
 	return rc;
 }

@@ -115,5 +115,5 @@ int main(int argc, char **argv)
 	RUN(test_topology);
 	int rc = test_done();
 	fprintf(stderr, "--- again with MCG_NUMA_NODES=4\n");
-	return rc || test_rerun(argv, "MCG_NUMA_NODES", "4", "MCG_TEST_FAKE_NUMA");
+	return test_merge(rc, test_rerun(argv, "MCG_NUMA_NODES", "4", "MCG_TEST_FAKE_NUMA"));
 }

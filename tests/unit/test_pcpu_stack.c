@@ -149,10 +149,8 @@ int main(int argc, char **argv)
 	(void)argc;
 	mcg_percpu_init();
 	bool locked = getenv("MCG_TEST_LOCKED") != NULL;
-	if (!mcg_percpu_use_rseq() && !(locked && mcg_percpu_sections())) {
-		fprintf(stderr, "no rseq sections here: nothing to test\n");
-		return 0;
-	}
+	if (!mcg_percpu_use_rseq() && !(locked && mcg_percpu_sections()))
+		return test_skip("no rseq sections in this build or on this system");
 	pin_cpu0();
 	unsigned ncpu = mcg_os_nr_cpus();
 	base = mcg_os_map(MCG_ALIGN_UP((size_t)ncpu << MCG_PCPU_SHIFT, 4096), 4096);
@@ -175,6 +173,5 @@ int main(int argc, char **argv)
 	RUN(test_stopped);
 	int rc = test_done();
 	fprintf(stderr, "--- again with MCG_RSEQ=0 (locked mode)\n");
-	int rc2 = test_run_locked(argv);
-	return rc || rc2;
+	return test_merge(rc, test_run_locked(argv));
 }

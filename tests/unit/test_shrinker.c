@@ -184,13 +184,15 @@ static void test_registry_errors(void)
 	mcg_shrinker_destroy(NULL);
 	/* Ids run out at MCG_SHRINKER_MAX. */
 	static mcg_shrinker_t *all[MCG_SHRINKER_MAX + 1];
-	int n = 0, err = 0;
+	int n = 0, err = 0, taken = mcg_shrinker_ids_in_use();
 	while (n <= MCG_SHRINKER_MAX && !(err = mcg_shrinker_create(&ops, &all[n])))
 		n++;
 	CHECK_EQ(err, -ENOSPC);
-	CHECK(n <= MCG_SHRINKER_MAX);
+	CHECK_EQ(n, MCG_SHRINKER_MAX - taken); /* every free id, and no more */
+	CHECK_EQ(mcg_shrinker_ids_in_use(), MCG_SHRINKER_MAX);
 	while (n > 0)
 		mcg_shrinker_destroy(all[--n]);
+	CHECK_EQ(mcg_shrinker_ids_in_use(), taken);
 }
 
 int main(void)

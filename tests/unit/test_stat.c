@@ -78,7 +78,8 @@ static void test_events(void)
 	CHECK_EQ(mcg_group_event_read(a, MCG_EVENT_OOM, false), 3);
 	CHECK_EQ(mcg_group_event_read(a, MCG_EVENT_MAX, false), 0);
 	CHECK_EQ(mcg_group_event_read(mcg_group_root(), MCG_EVENT_OOM, false), root_before + 3);
-	CHECK(!strcmp(mcg_group_event_name(MCG_EVENT_OOM_GROUP_KILL), "oom_group_kill"));
+	CHECK(!strcmp(mcg_group_event_name(MCG_EVENT_OOM_KILL), "oom_kill"));
+	CHECK_EQ(MCG_NR_EVENTS, 5); /* no oom_group_kill: there is no memory.oom.group */
 	bool bytes = true;
 	CHECK(!strcmp(mcg_group_stat_name(MCG_STAT_CHARGE_FORCED, &bytes), "charge_forced") &&
 	      !bytes);

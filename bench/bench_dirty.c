@@ -1,0 +1,817 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/bench_dirty.c - `memcg bench dirty`: seed 004 (per-group dirty
+ * limits) measured on memcg's page cache (memcg/file.h), against the
+ * kernel's page cache and O_DIRECT in the same run.
+ *
+ * Cases (--case NAME runs one):
+ *   overhead   - the seed's table: a mixed read/write 4 KiB workload over a
+ *                working set in the cache (every write round starts with the
+ *                pages clean: most writes dirty a page, the path the
+ *                accounting is on), root group and child group, the option
+ *                dirty_accounting on vs off, rounds interleaved in this
+ *                process; target on/off <= 1.005 (seed: 0.14 %).
+ *   throughput - 1 MiB sequential writes + fsync of 1 GiB (memcg vs
+ *                pwrite(2) + fsync, and O_DIRECT): >= 0.9x the kernel's;
+ *                random 4 KiB rewrites of cached pages: >= 5x O_DIRECT;
+ *                random 4 KiB reads of cached pages: >= 2x pread(2) of a file
+ *                the kernel has cached.
+ *   bound      - writers in a group with memory.dirty_bytes L, its dirty +
+ *                writeback sampled every ms: never above L * 33/32 + 32
+ *                pages per writer; then writeback stalled (every backing
+ *                write fails, injected): the writers block and nothing grows.
+ *   fairness   - two groups with equal limits, a writer each: bytes written
+ *                per 1 s window within 0.9-1.1 of each other (after a 2 s
+ *                warm-up while the rates converge).
+ *   pause      - the pauses of those writers (p50/p99/max each): p99 <=
+ *                200 ms; a light writer below its freerun never pauses.
+ * --plot FILE.png draws the fairness run (gnuplot): each group's dirty
+ * pages against its setpoint, freerun and limit, and every pause.
+ *
+ * Clocks: wall time (bench_now_ns) for everything judged; the overhead
+ * case prints thread CPU time beside it.  --smoke: small sizes, seconds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "memcg/debug.h"
+#include "memcg/file.h"
+#include "memcg/group.h"
+#include "memcg/memcg.h"
+#include "pagecache/dirty.h"
+#include "pagecache/pcg.h"
+
+extern char **environ;
+
+#define KIB 1024L
+#define MIB (1024L * 1024L)
+#define PAGE 4096L
+#define MAX_WRITERS 8
+#define MAX_ROUNDS 64
+
+enum { C_OVERHEAD, C_THROUGHPUT, C_BOUND, C_FAIRNESS, C_PAUSE, NR_CASES };
+static const char *const case_names[] = {"overhead", "throughput", "bound",
+                                         "fairness", "pause",      NULL};
+
+static struct {
+	bool smoke, json;
+	int runs, threads;
+	char dir[2048];
+	const char *plot;
+	long device_mbs; /* the fairness case's emulated device (MB/s; 0: the real one) */
+	int misses;
+} cfg = {.device_mbs = 200};
+
+/* ------------------------------------------------------------ output */
+
+/* One result: a table line, or a JSON row with its target and verdict. */
+static void report(const char *bench, const char *variant, double value, const char *unit, char cmp,
+                   double target, const char *note)
+{
+	const char *verdict = "-";
+	if (cmp) {
+		enum bench_verdict v =
+		        cmp == '<' ? bench_judge_le(value, target) : bench_judge_ge(value, target);
+		verdict = bench_verdict_name(v);
+		cfg.misses += v == BENCH_MISS;
+	}
+	if (cfg.json) {
+		char extra[256] = "";
+		if (cmp)
+			snprintf(extra, sizeof(extra), "\"target\":\"%s %g\",\"pass\":\"%s\"",
+			         cmp == '<' ? "<=" : ">=", target, verdict);
+		bench_emit_json(bench, variant, extra[0] ? extra : NULL, value, unit);
+		return;
+	}
+	char tgt[32] = "";
+	if (cmp)
+		snprintf(tgt, sizeof(tgt), "%s %g", cmp == '<' ? "<=" : ">=", target);
+	printf("  %-10s %-30s %12.4g %-8s %-12s %-5s %s\n", bench, variant, value, unit, tgt,
+	       verdict, note ? note : "");
+}
+
+static char *path_in(const char *name)
+{
+	static char p[4][PATH_MAX];
+	static int k;
+	char *b = p[k++ % 4];
+	snprintf(b, PATH_MAX, "%s/%s", cfg.dir, name);
+	return b;
+}
+
+static void *xmalloc_aligned(size_t n)
+{
+	void *p = NULL;
+	if (posix_memalign(&p, 4096, n)) {
+		fprintf(stderr, "memcg bench dirty: out of memory\n");
+		exit(1);
+	}
+	memset(p, 0x5a, n);
+	return p;
+}
+
+static unsigned rnd(unsigned *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return *x;
+}
+
+static double secs(uint64_t ns) { return (double)ns / 1e9; }
+
+static mcg_file_t *mopen(const char *name, int flags, mcg_group_t *g)
+{
+	mcg_file_t *f;
+	mcg_file_opts_t o = {g, 0};
+	int err = mcg_file_open(path_in(name), flags, 0644, &o, &f);
+	if (err) {
+		fprintf(stderr, "memcg bench dirty: open %s: %s\n", name, strerror(-err));
+		exit(1);
+	}
+	return f;
+}
+
+/* Write @size bytes of @f (memcg) and fsync: a cached, clean working set. */
+static void mfill(mcg_file_t *f, long size, char *buf)
+{
+	for (long at = 0; at < size; at += MIB)
+		mcg_file_pwrite(f, buf, (size_t)MCG_MIN(MIB, size - at), at);
+	mcg_file_fsync(f);
+}
+
+static int kopen(const char *name, int flags)
+{
+	int fd = open(path_in(name), flags | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "memcg bench dirty: open %s: %s\n", name, strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+static void kfill(int fd, long size, char *buf)
+{
+	for (long at = 0; at < size; at += MIB)
+		if (pwrite(fd, buf, (size_t)MCG_MIN(MIB, size - at), at) < 0)
+			exit(1);
+	fsync(fd);
+}
+
+static mcg_group_t *mkgroup(const char *name)
+{
+	mcg_group_t *g;
+	if (mcg_group_create(NULL, name, &g)) {
+		fprintf(stderr, "memcg bench dirty: cannot create group %s\n", name);
+		exit(1);
+	}
+	return g;
+}
+
+static void rmgroup(mcg_group_t *g)
+{
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
+/* ------------------------------------------------------------ overhead */
+
+enum { O_ROOT_ON, O_ROOT_OFF, O_CHILD_ON, O_CHILD_OFF, NR_O };
+
+static void case_overhead(void)
+{
+	long ws = cfg.smoke ? 4 * MIB : 64 * MIB, pages = ws / PAGE;
+	long ops = cfg.smoke ? 4096 : 4 * pages, slice = cfg.smoke ? 1024 : 4096;
+	int rounds = MCG_MIN(cfg.smoke ? 1 : 4 * cfg.runs + 1, MAX_ROUNDS);
+	mcg_group_t *child = mkgroup("bench-dirty-child");
+	char *buf = xmalloc_aligned(MIB);
+	/* A file per group, twice the working set: "on" works on one half,
+	 * "off" on the other (swapped each round), both with the same history. */
+	mcg_file_t *f[2] = {mopen("ov-root", O_RDWR | O_CREAT | O_TRUNC, NULL),
+	                    mopen("ov-child", O_RDWR | O_CREAT | O_TRUNC, child)};
+	mfill(f[0], 2 * ws, buf);
+	mfill(f[1], 2 * ws, buf);
+	bench_progress("overhead: %ld ops (4 KiB, half writes) over %ld MiB in the cache per "
+	               "variant, in slices of %ld taking turns, %d rounds",
+	               ops, ws / MIB, slice, rounds);
+	static double wall[NR_O][MAX_ROUNDS], cpu[NR_O][MAX_ROUNDS];
+	unsigned seed[NR_O];
+	/* Round -1 warms up: every page active and every path hot.  In a round
+	 * the variants take turns slice by slice, so that the machine's drifts
+	 * fall on all of them alike. */
+	for (int r = -1; r < rounds; r++) {
+		mcg_file_fsync(f[0]); /* every page clean: writes dirty pages */
+		mcg_file_fsync(f[1]);
+		for (int v = 0; v < NR_O; v++) {
+			seed[v] = 12345u + (unsigned)(r + 1);
+			if (r >= 0)
+				wall[v][r] = cpu[v][r] = 0;
+		}
+		for (long done = 0; done < ops; done += slice) {
+			/* Each variant first of its pair every other cycle: the second
+			 * finds the file's upper index nodes warm. */
+			static const int order[2][NR_O] = {{0, 1, 2, 3}, {3, 2, 1, 0}};
+			for (int k = 0; k < NR_O; k++) {
+				int v = order[(done / slice + r + 2) % 2][k];
+				mcg_file_t *file = f[v >= O_CHILD_ON];
+				bool on = v == O_ROOT_ON || v == O_CHILD_ON;
+				long half = (on + r + 2) % 2;
+				mcg_option_set("dirty_accounting", on);
+				uint64_t c0 = bench_thread_cpu_ns(), t0 = bench_now_ns();
+				for (long i = 0; i < slice; i++) {
+					unsigned x = rnd(&seed[v]);
+					off_t at = (off_t)(half * pages +
+					                   (long)(x % (unsigned)pages)) *
+					           PAGE;
+					if (x & (1u << 31))
+						mcg_file_pwrite(file, buf, PAGE, at);
+					else
+						mcg_file_pread(file, buf, PAGE, at);
+				}
+				if (r >= 0) {
+					wall[v][r] += (double)(bench_now_ns() - t0);
+					cpu[v][r] += (double)(bench_thread_cpu_ns() - c0);
+				}
+			}
+		}
+	}
+	mcg_option_set("dirty_accounting", 1);
+	for (int i = 0; i < 2; i++) {
+		int on = i ? O_CHILD_ON : O_ROOT_ON, off = on + 1;
+		double ratio = bench_ratio_median(wall[on], wall[off], rounds);
+		double cratio = bench_ratio_median(cpu[on], cpu[off], rounds);
+		char note[160];
+		snprintf(note, sizeof(note), "ns/op on %.0f off %.0f; CPU time on/off %.4f",
+		         bench_median(wall[on], rounds) / (double)ops,
+		         bench_median(wall[off], rounds) / (double)ops, cratio);
+		report("overhead", i ? "child: accounting on/off" : "root: accounting on/off",
+		       ratio, "ratio", '<', 1.005, note);
+	}
+	for (int i = 0; i < 2; i++)
+		mcg_file_close(f[i]);
+	unlink(path_in("ov-root"));
+	unlink(path_in("ov-child"));
+	mcg_file_drop_caches();
+	rmgroup(child);
+	free(buf);
+}
+
+/* ------------------------------------------------------------ throughput */
+
+enum { T_MCG, T_KERNEL, T_DIRECT, NR_T };
+
+/* Sequential 1 MiB writes of @size bytes and an fsync, by @v: seconds. */
+static double seq_write(int v, long size, char *buf)
+{
+	const char *name = "seq";
+	unlink(path_in(name));
+	uint64_t t0, t1;
+	if (v == T_MCG) {
+		mcg_file_t *f = mopen(name, O_RDWR | O_CREAT | O_TRUNC, NULL);
+		t0 = bench_now_ns();
+		for (long at = 0; at < size; at += MIB)
+			mcg_file_pwrite(f, buf, MIB, at);
+		if (mcg_file_fsync(f))
+			fprintf(stderr, "memcg bench dirty: fsync failed\n");
+		t1 = bench_now_ns();
+		mcg_file_close(f);
+		mcg_file_drop_caches();
+	} else {
+		int fd = kopen(name, O_RDWR | O_CREAT | O_TRUNC | (v == T_DIRECT ? O_DIRECT : 0));
+		t0 = bench_now_ns();
+		for (long at = 0; at < size; at += MIB)
+			if (pwrite(fd, buf, MIB, at) != MIB)
+				fprintf(stderr, "memcg bench dirty: write failed: %s\n",
+				        strerror(errno));
+		fsync(fd);
+		t1 = bench_now_ns();
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		close(fd);
+	}
+	unlink(path_in(name));
+	return secs(t1 - t0);
+}
+
+/* @n random 4 KiB ops on @pages pages: ns per op.  @write, @kind T_*. */
+static double random_ops(int kind, bool write, void *f, int fd, long pages, long n, char *buf,
+                         unsigned seed)
+{
+	uint64_t t0 = bench_now_ns();
+	for (long i = 0; i < n; i++) {
+		off_t at = (off_t)(rnd(&seed) % (unsigned)pages) * PAGE;
+		if (kind == T_MCG) {
+			if (write)
+				mcg_file_pwrite(f, buf, PAGE, at);
+			else
+				mcg_file_pread(f, buf, PAGE, at);
+		} else if (write ? pwrite(fd, buf, PAGE, at) != PAGE
+		                 : pread(fd, buf, PAGE, at) != PAGE) {
+			fprintf(stderr, "memcg bench dirty: random I/O failed: %s\n",
+			        strerror(errno));
+			exit(1);
+		}
+	}
+	return (double)(bench_now_ns() - t0) / (double)n;
+}
+
+static void case_throughput(void)
+{
+	char *buf = xmalloc_aligned(MIB);
+	/* Sequential: 1 GiB a variant (the disk here takes it; smoke: 16 MiB). */
+	long size = cfg.smoke ? 16 * MIB : 1024 * MIB;
+	int rounds = cfg.smoke ? 1 : MCG_MIN(cfg.runs, 3);
+	static double sec[NR_T][MAX_ROUNDS];
+	bench_progress("throughput: sequential 1 MiB writes + fsync of %ld MiB, %d rounds",
+	               size / MIB, rounds);
+	/* Round -1 warms up: each variant's memory mapped once (the page
+	 * cache's slabs fault their pages in the first time, the kernel's come
+	 * from its free lists), so the rounds measure the steady state. */
+	for (int r = cfg.smoke ? 0 : -1; r < rounds; r++)
+		for (int k = 0; k < NR_T; k++) {
+			int v = (k + r + NR_T) % NR_T;
+			double t = seq_write(v, size, buf);
+			if (r >= 0)
+				sec[v][r] = t;
+		}
+	double mbs[NR_T];
+	for (int v = 0; v < NR_T; v++)
+		mbs[v] = (double)size / MIB / bench_median(sec[v], rounds);
+	char note[160];
+	snprintf(note, sizeof(note), "MB/s: memcg %.0f, kernel %.0f, O_DIRECT %.0f", mbs[T_MCG],
+	         mbs[T_KERNEL], mbs[T_DIRECT]);
+	report("throughput", "seq write+fsync memcg/kernel",
+	       bench_ratio_median(sec[T_KERNEL], sec[T_MCG], rounds), "ratio", '>', 0.9, note);
+	report("throughput", "seq write+fsync memcg/O_DIRECT",
+	       bench_ratio_median(sec[T_DIRECT], sec[T_MCG], rounds), "ratio", 0, 0, NULL);
+
+	/* Random 4 KiB rewrites and reads of a cached working set. */
+	long ws = cfg.smoke ? 4 * MIB : 64 * MIB, pages = ws / PAGE;
+	long n = cfg.smoke ? 20000 : 200000, nd = cfg.smoke ? 500 : 4000;
+	rounds = cfg.smoke ? 1 : MCG_MIN(cfg.runs, MAX_ROUNDS);
+	mcg_file_t *mf = mopen("rnd-mcg", O_RDWR | O_CREAT | O_TRUNC, NULL);
+	mfill(mf, ws, buf);
+	int kfd = kopen("rnd-kernel", O_RDWR | O_CREAT | O_TRUNC);
+	kfill(kfd, ws, buf);
+	int dfd = kopen("rnd-direct", O_RDWR | O_CREAT | O_TRUNC | O_DIRECT);
+	kfill(dfd, ws, buf);
+	static double w[NR_T][MAX_ROUNDS], rd[2][MAX_ROUNDS];
+	bench_progress("throughput: random 4 KiB rewrites and reads over %ld MiB, %d rounds",
+	               ws / MIB, rounds);
+	for (int r = 0; r < rounds; r++) {
+		for (int k = 0; k < NR_T; k++) {
+			int v = (k + r) % NR_T;
+			w[v][r] = random_ops(v, true, mf, v == T_DIRECT ? dfd : kfd, pages,
+			                     v == T_DIRECT ? nd : n, buf, 777u + (unsigned)r);
+		}
+		for (int k = 0; k < 2; k++) {
+			int v = (k + r) % 2; /* T_MCG, T_KERNEL */
+			rd[v][r] = random_ops(v, false, mf, kfd, pages, n, buf, 999u + (unsigned)r);
+		}
+	}
+	snprintf(note, sizeof(note), "ns/op: memcg %.0f, O_DIRECT %.0f, kernel buffered %.0f",
+	         bench_median(w[T_MCG], rounds), bench_median(w[T_DIRECT], rounds),
+	         bench_median(w[T_KERNEL], rounds));
+	report("throughput", "rand 4K rewrite memcg/O_DIRECT",
+	       bench_ratio_median(w[T_DIRECT], w[T_MCG], rounds), "ratio", '>', 5.0, note);
+	report("throughput", "rand 4K rewrite memcg/kernel",
+	       bench_ratio_median(w[T_KERNEL], w[T_MCG], rounds), "ratio", 0, 0, NULL);
+	snprintf(note, sizeof(note), "ns/op: memcg %.0f, kernel %.0f",
+	         bench_median(rd[T_MCG], rounds), bench_median(rd[T_KERNEL], rounds));
+	report("throughput", "rand 4K cached read memcg/kernel",
+	       bench_ratio_median(rd[T_KERNEL], rd[T_MCG], rounds), "ratio", '>', 2.0, note);
+	mcg_file_close(mf);
+	mcg_file_sync_all();
+	mcg_file_drop_caches();
+	close(kfd);
+	close(dfd);
+	unlink(path_in("rnd-mcg"));
+	unlink(path_in("rnd-kernel"));
+	unlink(path_in("rnd-direct"));
+	free(buf);
+}
+
+/* ------------------------------------------------------------ writers */
+
+/* A writer thread: sequential 64 KiB writes over a region, wrapping. */
+struct writer {
+	int id;
+	mcg_file_t *f;
+	long region, chunk, gap_us;
+	_Atomic long bytes;
+	_Atomic int stop;
+	pthread_t tid;
+	/* pauses (ms) and when (s since the phase began), from the trace */
+	double *pause, *pause_t;
+	_Atomic int npause;
+	int max_pause;
+};
+
+static mcg_tls struct writer *this_writer;
+static uint64_t phase_t0;
+
+static void trace(const struct mcg_dirty_trace *t, void *arg)
+{
+	(void)arg;
+	struct writer *w = this_writer;
+	if (!w || t->pause_ms <= 0)
+		return;
+	int i = atomic_fetch_add(&w->npause, 1);
+	if (i < w->max_pause) {
+		w->pause[i] = (double)t->pause_ms;
+		w->pause_t[i] = secs(bench_now_ns() - phase_t0);
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	this_writer = w;
+	char *buf = xmalloc_aligned((size_t)w->chunk);
+	long at = 0;
+	while (!atomic_load(&w->stop)) {
+		ssize_t n = mcg_file_pwrite(w->f, buf, (size_t)w->chunk, at);
+		if (n > 0)
+			atomic_fetch_add(&w->bytes, n);
+		at = (at + w->chunk) % w->region;
+		if (w->gap_us)
+			usleep((useconds_t)w->gap_us);
+	}
+	free(buf);
+	return NULL;
+}
+
+static void writer_start(struct writer *w, int id, mcg_file_t *f, long region, long chunk,
+                         long gap_us)
+{
+	memset(w, 0, sizeof(*w));
+	w->id = id;
+	w->f = f;
+	w->region = region;
+	w->chunk = chunk;
+	w->gap_us = gap_us;
+	w->max_pause = 1 << 16;
+	w->pause = calloc((size_t)w->max_pause, sizeof(double));
+	w->pause_t = calloc((size_t)w->max_pause, sizeof(double));
+	bench_start_thread(&w->tid, writer_main, w);
+}
+
+static void writer_stop(struct writer *w)
+{
+	atomic_store(&w->stop, 1);
+	pthread_join(w->tid, NULL);
+}
+
+static int writer_npauses(struct writer *w)
+{
+	return MCG_MIN(atomic_load(&w->npause), w->max_pause);
+}
+
+static void writer_free(struct writer *w)
+{
+	free(w->pause);
+	free(w->pause_t);
+}
+
+static long group_dirty(mcg_group_t *g)
+{
+	struct mcg_pcg *p = mcg_pcg_peek(g);
+	return p ? mcg_pcg_read(p, MCG_PC_DIRTY_WB) : 0; /* one counter: no page counted twice */
+}
+
+/* Sleep until @t0 + @ms. */
+static void sleep_until(uint64_t t0, double ms)
+{
+	uint64_t until = t0 + (uint64_t)(ms * 1e6), now = bench_now_ns();
+	if (until > now)
+		usleep((useconds_t)((until - now) / 1000));
+}
+
+/* The pause figures of writers @w[0, @n) under @label; p99 judged. */
+static void report_pauses(const char *label, struct writer *w, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int np = writer_npauses(&w[i]);
+		char variant[64], note[64];
+		snprintf(note, sizeof(note), "%d pauses", np);
+		snprintf(variant, sizeof(variant), "%s writer %d p50", label, i);
+		report("pause", variant, bench_percentile(w[i].pause, np, 50), "ms", 0, 0, note);
+		snprintf(variant, sizeof(variant), "%s writer %d p99", label, i);
+		report("pause", variant, bench_percentile(w[i].pause, np, 99), "ms", '<', 200,
+		       NULL);
+		snprintf(variant, sizeof(variant), "%s writer %d max", label, i);
+		report("pause", variant, bench_percentile(w[i].pause, np, 100), "ms", 0, 0, NULL);
+	}
+}
+
+/* ------------------------------------------------------------ bound */
+
+static void case_bound(bool with_pauses)
+{
+	int nw = cfg.threads > 0 ? MCG_MIN(cfg.threads, MAX_WRITERS) : 2;
+	long limit = cfg.smoke ? 2 * MIB : 16 * MIB;
+	double run_ms = cfg.smoke ? 1000 : 6000, stall_ms = cfg.smoke ? 600 : 2000;
+	mcg_group_t *g = mkgroup("bench-dirty-bound"), *light = mkgroup("bench-dirty-light");
+	char lim[32];
+	snprintf(lim, sizeof(lim), "%ld", limit);
+	mcg_group_write(g, "memory.dirty_bytes", lim);
+	mcg_group_write(light, "memory.dirty_bytes", "256M");
+	long bound_pages = limit / PAGE * 33 / 32 + 32 * nw;
+	bench_progress("bound: %d writers, memory.dirty_bytes %ld MiB, %.0f s, then %.0f s stalled",
+	               nw, limit / MIB, run_ms / 1000, stall_ms / 1000);
+	struct writer w[MAX_WRITERS + 1];
+	mcg_file_t *f[MAX_WRITERS + 1];
+	phase_t0 = bench_now_ns();
+	mcg_dirty_set_trace(trace, NULL);
+	for (int i = 0; i <= nw; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "bound%d", i);
+		f[i] = mopen(name, O_RDWR | O_CREAT | O_TRUNC, i < nw ? g : light);
+		/* The last: the light writer, 256 KiB every 50 ms, far below freerun. */
+		writer_start(&w[i], i, f[i], (cfg.smoke ? 8 : 64) * MIB,
+		             i < nw ? 64 * KIB : 256 * KIB, i < nw ? 0 : 50000);
+	}
+	/* Sample every millisecond. */
+	long most = 0, most_stall = 0, bytes_mid = 0, bytes_end = 0;
+	uint64_t t0 = bench_now_ns();
+	bool stalled = false;
+	for (long tick = 1;; tick++) {
+		sleep_until(t0, (double)tick);
+		double ms = (double)(bench_now_ns() - t0) / 1e6;
+		long d = group_dirty(g);
+		if (!stalled) {
+			most = MCG_MAX(most, d);
+			if (ms >= run_ms) {
+				stalled = true; /* every backing write fails from here */
+				mcg_fault_inject_io(1, 1, EIO, MCG_FAULT_IO_WRITE);
+			}
+		} else {
+			most_stall = MCG_MAX(most_stall, d);
+			long b = 0;
+			for (int i = 0; i < nw; i++)
+				b += atomic_load(&w[i].bytes);
+			if (ms < run_ms + stall_ms / 2)
+				bytes_mid = b; /* the writers reach the limit in the first half */
+			bytes_end = b;
+			if (ms >= run_ms + stall_ms)
+				break;
+		}
+	}
+	mcg_fault_inject_io(0, 0, 0, 0);
+	usleep(cfg.smoke ? 100000 : 500000); /* writeback resumes, writers go on */
+	for (int i = 0; i <= nw; i++)
+		writer_stop(&w[i]);
+	mcg_dirty_set_trace(NULL, NULL);
+	int errs = 0, clean = 0;
+	for (int i = 0; i < nw; i++) {
+		errs += mcg_file_fsync(f[i]) == -EIO; /* the stall's errors, once */
+		clean += mcg_file_fsync(f[i]) == 0;
+	}
+	char note[160];
+	snprintf(note, sizeof(note),
+	         "max %ld of %ld pages (limit %ld pages); fsync after: %d EIO, %d clean", most,
+	         bound_pages, limit / PAGE, errs, clean);
+	report("bound", "dirty+writeback max/bound", (double)most / (double)bound_pages, "ratio",
+	       '<', 1.0, note);
+	snprintf(note, sizeof(note), "max %ld of %ld pages while every write failed", most_stall,
+	         bound_pages);
+	report("bound", "stalled: max/bound", (double)most_stall / (double)bound_pages, "ratio",
+	       '<', 1.0, note);
+	report("bound", "stalled: written, 2nd half", (double)(bytes_end - bytes_mid) / KIB, "KiB",
+	       '<', (double)(32 * PAGE * nw) / KIB, "writers blocked while writeback failed");
+	if (with_pauses) {
+		report_pauses("bound", w, nw);
+		report("pause", "light writer: pauses", writer_npauses(&w[nw]), "count", '<', 0,
+		       "256 KiB / 50 ms, below freerun");
+	}
+	for (int i = 0; i <= nw; i++) {
+		mcg_file_close(f[i]);
+		writer_free(&w[i]);
+		char name[32];
+		snprintf(name, sizeof(name), "bound%d", i);
+		unlink(path_in(name));
+	}
+	mcg_file_sync_all();
+	mcg_file_drop_caches();
+	rmgroup(g);
+	rmgroup(light);
+}
+
+/* ------------------------------------------------------------ fairness */
+
+static int plot(const char *png, const char *dirty_dat, const char *pause_dat, long limit_pages,
+                long bg_pages);
+
+static void case_fairness(bool with_pauses)
+{
+	long limit = cfg.smoke ? 4 * MIB : 16 * MIB;
+	double run_s = cfg.smoke ? 2 : 12, warm_s = cfg.smoke ? 0 : 2;
+	mcg_group_t *g[2] = {mkgroup("bench-dirty-a"), mkgroup("bench-dirty-b")};
+	char lim[32];
+	snprintf(lim, sizeof(lim), "%ld", limit);
+	for (int i = 0; i < 2; i++)
+		mcg_group_write(g[i], "memory.dirty_bytes", lim);
+	bench_progress(
+	        "fairness: two groups, memory.dirty_bytes %ld MiB each, a writer each, %.0f s, "
+	        "device %s",
+	        limit / MIB, run_s, cfg.device_mbs ? "emulated" : "real");
+	/* This VM's disk writes from the host's memory (O_DIRECT above 1 GB/s):
+	 * faster than two writers dirty pages on two CPUs, so the throttle
+	 * would have no bandwidth to share and the writers' rates would be the
+	 * scheduler's.  A device of --device-mbs (one queue, the I/O fault
+	 * point's emulation) makes writeback the bottleneck, as on a disk. */
+	if (cfg.device_mbs)
+		mcg_fault_io_rate(MCG_FAULT_IO_WRITE, (unsigned long)cfg.device_mbs * 1000000ul);
+	FILE *dd = NULL;
+	char dirty_dat[PATH_MAX], pause_dat[PATH_MAX];
+	snprintf(dirty_dat, sizeof(dirty_dat), "%s", path_in("dirty.dat"));
+	snprintf(pause_dat, sizeof(pause_dat), "%s", path_in("pauses.dat"));
+	if (cfg.plot)
+		dd = fopen(dirty_dat, "w");
+	struct writer w[2];
+	mcg_file_t *f[2];
+	phase_t0 = bench_now_ns();
+	mcg_dirty_set_trace(trace, NULL);
+	for (int i = 0; i < 2; i++) {
+		f[i] = mopen(i ? "fair-b" : "fair-a", O_RDWR | O_CREAT | O_TRUNC, g[i]);
+		writer_start(&w[i], i, f[i], (cfg.smoke ? 16 : 256) * MIB, 64 * KIB, 0);
+	}
+	int nwin = (int)run_s;
+	double worst = 1e9, most = 0;
+	long last[2] = {0, 0};
+	uint64_t t0 = bench_now_ns();
+	for (long tick = 1; tick <= (long)(run_s * 1000); tick++) {
+		sleep_until(t0, (double)tick);
+		if (dd && tick % 5 == 0)
+			fprintf(dd, "%.3f %.3f %.3f\n", (double)tick / 1000,
+			        (double)group_dirty(g[0]) * PAGE / MIB,
+			        (double)group_dirty(g[1]) * PAGE / MIB);
+		if (tick % 1000)
+			continue;
+		long now[2] = {atomic_load(&w[0].bytes), atomic_load(&w[1].bytes)};
+		double a = (double)(now[0] - last[0]), b = (double)(now[1] - last[1]);
+		last[0] = now[0];
+		last[1] = now[1];
+		int win = (int)(tick / 1000);
+		if (getenv("MCG_BENCH_DIRTY_VERBOSE"))
+			fprintf(stderr, "window %d: a %.1f MiB b %.1f MiB\n", win, a / MIB,
+			        b / MIB);
+		if (win <= warm_s || a <= 0 || b <= 0)
+			continue;
+		worst = MCG_MIN(worst, MCG_MIN(a / b, b / a));
+		most = MCG_MAX(most, MCG_MAX(a / b, b / a));
+	}
+	for (int i = 0; i < 2; i++)
+		writer_stop(&w[i]);
+	mcg_dirty_set_trace(NULL, NULL);
+	if (dd)
+		fclose(dd);
+	char note[200];
+	snprintf(note, sizeof(note),
+	         "%d windows of 1 s after %.0f s; MiB/s: a %.1f, b %.1f; device %s",
+	         nwin - (int)warm_s, warm_s, (double)last[0] / MIB / run_s,
+	         (double)last[1] / MIB / run_s, cfg.device_mbs ? "emulated" : "this VM's");
+	if (worst > 1e8)
+		worst = 0; /* a writer wrote nothing in some window */
+	report("fairness", "worst window min(a/b, b/a)", worst, "ratio", '>', 0.9, note);
+	report("fairness", "worst window max(a/b, b/a)", most, "ratio", '<', 1.1, NULL);
+	if (with_pauses)
+		report_pauses("fairness", w, 2);
+	if (cfg.plot) {
+		FILE *pd = fopen(pause_dat, "w");
+		for (int i = 0; pd && i < 2; i++) {
+			for (int k = 0; k < writer_npauses(&w[i]); k++)
+				fprintf(pd, "%.4f %.1f\n", w[i].pause_t[k], w[i].pause[k]);
+			fprintf(pd, "\n\n"); /* a gnuplot data block per writer */
+		}
+		if (pd)
+			fclose(pd);
+		long lp = limit / PAGE;
+		if (plot(cfg.plot, dirty_dat, pause_dat, lp, lp / 2)) {
+			fprintf(stderr, "memcg bench dirty: gnuplot failed: no plot\n");
+			cfg.misses += 1000; /* exit status 1 below */
+		}
+		unlink(dirty_dat);
+		unlink(pause_dat);
+	}
+	for (int i = 0; i < 2; i++) {
+		mcg_file_close(f[i]);
+		writer_free(&w[i]);
+		rmgroup(g[i]);
+	}
+	mcg_fault_io_rate(0, 0);
+	mcg_file_sync_all();
+	mcg_file_drop_caches();
+	unlink(path_in("fair-a"));
+	unlink(path_in("fair-b"));
+}
+
+/* ------------------------------------------------------------ the plot */
+
+static int plot(const char *png, const char *dirty_dat, const char *pause_dat, long limit_pages,
+                long bg_pages)
+{
+	char script[PATH_MAX];
+	snprintf(script, sizeof(script), "%s", path_in("plot.gp"));
+	FILE *s = fopen(script, "w");
+	if (!s)
+		return -1;
+	double lim = (double)limit_pages * PAGE / MIB, bg = (double)bg_pages * PAGE / MIB;
+	double freerun = (lim + bg) / 2, setpoint = (freerun + lim) / 2;
+	fprintf(s,
+	        "set terminal png size 1100,900\n"
+	        "set output '%s'\n"
+	        "set multiplot layout 2,1 title 'memcg bench dirty: two groups, memory.dirty_bytes "
+	        "%.0fM each, one writer each' noenhanced\n"
+	        "set termoption noenhanced\n"
+	        "set xlabel 'time (s)'\nset ylabel 'dirty + writeback (MiB)'\n"
+	        "set yrange [0:%g]\nset key outside right\n"
+	        "plot '%s' using 1:2 with lines lw 1 title 'group a', "
+	        "'' using 1:3 with lines lw 1 title 'group b', "
+	        "%g with lines dt 2 lw 2 title 'setpoint', %g with lines dt 3 title 'freerun', "
+	        "%g with lines lw 2 title 'limit'\n"
+	        "set ylabel 'pause (ms)'\nset yrange [0:*]\n"
+	        "plot '%s' index 0 using 1:2 with points pt 7 ps 0.4 title 'writer a', "
+	        "'' index 1 using 1:2 with points pt 7 ps 0.4 title 'writer b'\n"
+	        "unset multiplot\n",
+	        png, lim, lim * 1.25, dirty_dat, setpoint, freerun, lim, pause_dat);
+	fclose(s);
+	pid_t pid;
+	char *argv[] = {"gnuplot", script, NULL};
+	int err = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
+	int status = 1;
+	if (!err)
+		waitpid(pid, &status, 0);
+	unlink(script);
+	struct stat st;
+	return !err && WIFEXITED(status) && !WEXITSTATUS(status) && !stat(png, &st) &&
+	                       st.st_size > 0
+	               ? 0
+	               : -1;
+}
+
+/* ------------------------------------------------------------ main */
+
+int bench_dirty_main(int argc, char **argv)
+{
+	char *args[64];
+	const char *only;
+	const char *dir = NULL;
+	int nargs = bench_take_case(argc, argv, "dirty", case_names, &only, args);
+	if (nargs < 0)
+		return 2;
+	/* --plot FILE and --dir DIR, then the common options. */
+	int k = 0;
+	for (int i = 0; i < nargs; i++) {
+		if (!strcmp(args[i], "--plot") && i + 1 < nargs)
+			cfg.plot = args[++i];
+		else if (!strcmp(args[i], "--dir") && i + 1 < nargs)
+			dir = args[++i];
+		else if (!strcmp(args[i], "--device-mbs") && i + 1 < nargs)
+			cfg.device_mbs = atol(args[++i]);
+		else
+			args[k++] = args[i];
+	}
+	args[k] = NULL;
+	struct bench_opts o;
+	if (bench_parse_opts(k, args, &o))
+		return 2;
+	cfg.smoke = o.smoke;
+	cfg.json = o.json;
+	cfg.runs = o.runs;
+	cfg.threads = o.threads;
+	snprintf(cfg.dir, sizeof(cfg.dir), "%s/memcg-bench-dirty.XXXXXX", dir ? dir : ".");
+	if (!mkdtemp(cfg.dir)) {
+		fprintf(stderr, "memcg bench dirty: mkdtemp %s: %s\n", cfg.dir, strerror(errno));
+		return 1;
+	}
+	mcg_option_set("dirty_accounting", 1);
+	if (!cfg.json)
+		printf("memcg bench dirty (seed 004): files in %s%s\n"
+		       "  %-10s %-30s %12s %-8s %-12s %-5s %s\n",
+		       cfg.dir, cfg.smoke ? " (smoke: sizes cut, nothing judged meaningfully)" : "",
+		       "bench", "variant", "value", "unit", "target", "", "");
+	bool all = !only;
+	if (all || !strcmp(only, "overhead"))
+		case_overhead();
+	if (all || !strcmp(only, "throughput"))
+		case_throughput();
+	if (all || !strcmp(only, "bound") || !strcmp(only, "pause"))
+		case_bound(all || !strcmp(only, "pause"));
+	if (all || !strcmp(only, "fairness") || !strcmp(only, "pause"))
+		case_fairness(all || !strcmp(only, "pause"));
+	mcg_file_drop_caches();
+	rmdir(cfg.dir);
+	if (!cfg.json)
+		printf("%d target(s) missed\n", cfg.misses % 1000);
+	return cfg.misses >= 1000 ? 1 : 0;
+}

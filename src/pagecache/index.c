@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pagecache/index.c - a file's page index: a radix tree with tags (see
+ * index.h for the invariants and why).  A node at level l holds slots for
+ * index digit l, (i >> 6l) & 63; leaves are level 0; the root is level
+ * height - 1.  Callers hold the file's mapping lock; nothing here
+ * allocates or frees (preloads and the freed chain do that outside it).
+ */
+#include "pagecache/index.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "base/compiler.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "memcg/kmalloc.h"
+
+#define SLOT_MASK ((uint64_t)MCG_INDEX_SLOTS - 1)
+
+/* The levels a tree needs to hold index @i. */
+static unsigned levels_for(uint64_t i)
+{
+	unsigned h = 1;
+	while (h < MCG_INDEX_MAX_HEIGHT && (i >> (MCG_INDEX_SHIFT * h)))
+		h++;
+	return h;
+}
+
+/* Does a tree of @height levels cover @i? */
+static bool covers(unsigned height, uint64_t i)
+{
+	return height >= MCG_INDEX_MAX_HEIGHT || !(i >> (MCG_INDEX_SHIFT * height));
+}
+
+static unsigned digit(const struct mcg_index_node *n, uint64_t i)
+{
+	return (unsigned)((i >> n->shift) & SLOT_MASK);
+}
+
+void *mcg_index_lookup(const struct mcg_index *ix, uint64_t i)
+{
+	const struct mcg_index_node *n = ix->root;
+	if (!n || !covers(ix->height, i))
+		return NULL;
+	for (;;) {
+		void *child = n->slots[digit(n, i)];
+		if (!n->shift || !child)
+			return child;
+		n = child;
+	}
+}
+
+unsigned mcg_index_nodes_needed(const struct mcg_index *ix, uint64_t i)
+{
+	if (!ix->root)
+		return levels_for(i); /* a root and one node per level below */
+	unsigned height = ix->height, top = MCG_MAX(height, levels_for(i));
+	unsigned need = top - height; /* new levels above the old root (its slot-0 chain) */
+	/* Below the top, down to the old root's level: the chain's nodes are on
+	 * i's path only where i's higher digits are all zero. */
+	for (int l = (int)top - 2; l >= (int)height; l--)
+		if (i >> (MCG_INDEX_SHIFT * (l + 1)))
+			need++;
+	const struct mcg_index_node *n = covers(height, i) ? ix->root : NULL;
+	if (!n)
+		need++; /* the path misses the old root: a new node at its level */
+	for (int l = (int)height - 2; l >= 0; l--) {
+		if (n)
+			n = n->slots[(i >> (MCG_INDEX_SHIFT * (l + 1))) & SLOT_MASK];
+		if (!n)
+			need++;
+	}
+	return need;
+}
+
+int mcg_index_preload(struct mcg_index_preload *pl, unsigned n)
+{
+	while (pl->n < n && pl->n < MCG_ARRAY_SIZE(pl->nodes)) {
+		if (mcg_fault_should_fail())
+			return -ENOMEM;
+		struct mcg_index_node *node = mcg_malloc(sizeof(*node));
+		if (!node)
+			return -ENOMEM;
+		pl->nodes[pl->n++] = node;
+	}
+	return 0;
+}
+
+void mcg_index_preload_end(struct mcg_index_preload *pl)
+{
+	while (pl->n)
+		mcg_free(pl->nodes[--pl->n]);
+}
+
+static struct mcg_index_node *node_take(struct mcg_index_preload *pl, unsigned level)
+{
+	struct mcg_index_node *n = pl->nodes[--pl->n];
+	memset(n, 0, sizeof(*n));
+	n->shift = (uint8_t)(level * MCG_INDEX_SHIFT);
+	return n;
+}
+
+/* Hang @child in slot @s of @parent, with its tags summarised. */
+static void node_link(struct mcg_index_node *parent, unsigned s, struct mcg_index_node *child)
+{
+	parent->slots[s] = child;
+	parent->used |= 1ull << s;
+	parent->count++;
+	child->parent = parent;
+	child->offset = (uint8_t)s;
+	for (int t = 0; t < MCG_NR_TAGS; t++)
+		if (child->tags[t])
+			parent->tags[t] |= 1ull << s;
+}
+
+int mcg_index_insert(struct mcg_index *ix, uint64_t i, void *item, struct mcg_index_preload *pl)
+{
+	if (mcg_index_lookup(ix, i))
+		return -EEXIST;
+	if (pl->n < mcg_index_nodes_needed(ix, i))
+		return -ENOMEM;
+	unsigned want = levels_for(i);
+	if (!ix->root) {
+		ix->root = node_take(pl, want - 1);
+		ix->height = want;
+	}
+	while (ix->height < want) { /* grow: the old root goes to slot 0 of a new one */
+		struct mcg_index_node *top = node_take(pl, ix->height);
+		node_link(top, 0, ix->root);
+		ix->root = top;
+		ix->height++;
+	}
+	struct mcg_index_node *n = ix->root;
+	while (n->shift) {
+		unsigned s = digit(n, i);
+		if (!n->slots[s])
+			node_link(n, s, node_take(pl, n->shift / MCG_INDEX_SHIFT - 1u));
+		n = n->slots[s];
+	}
+	unsigned s = digit(n, i);
+	n->slots[s] = item;
+	n->used |= 1ull << s;
+	n->count++;
+	ix->nr++;
+	return 0;
+}
+
+/* The leaf holding @i's slot, or NULL. */
+static struct mcg_index_node *leaf_of(const struct mcg_index *ix, uint64_t i)
+{
+	struct mcg_index_node *n = ix->root;
+	if (!n || !covers(ix->height, i))
+		return NULL;
+	while (n && n->shift)
+		n = n->slots[digit(n, i)];
+	return n;
+}
+
+/* Clear bit @s of @tag in @n, and upward while a node's word goes to 0. */
+static void tag_clear_up(struct mcg_index_node *n, unsigned s, unsigned tag)
+{
+	while (n) {
+		if (!(n->tags[tag] & (1ull << s)))
+			return;
+		n->tags[tag] &= ~(1ull << s);
+		if (n->tags[tag])
+			return;
+		s = n->offset;
+		n = n->parent;
+	}
+}
+
+void *mcg_index_delete(struct mcg_index *ix, uint64_t i, struct mcg_index_node **freed)
+{
+	struct mcg_index_node *n = leaf_of(ix, i);
+	unsigned s = n ? digit(n, i) : 0;
+	if (!n || !n->slots[s])
+		return NULL;
+	void *item = n->slots[s];
+	for (int t = 0; t < MCG_NR_TAGS; t++)
+		tag_clear_up(n, s, (unsigned)t);
+	n->slots[s] = NULL;
+	n->used &= ~(1ull << s);
+	n->count--;
+	ix->nr--;
+	/* Free nodes left empty, bottom up. */
+	while (n && !n->count) {
+		struct mcg_index_node *parent = n->parent;
+		if (parent) {
+			unsigned off = n->offset;
+			parent->slots[off] = NULL;
+			parent->used &= ~(1ull << off);
+			parent->count--;
+		} else {
+			ix->root = NULL;
+			ix->height = 0;
+		}
+		n->parent = *freed;
+		*freed = n;
+		n = parent;
+	}
+	/* Shrink: a root using only slot 0 gives way to its child. */
+	while (ix->height > 1 && ix->root->used == 1) {
+		struct mcg_index_node *old = ix->root;
+		ix->root = old->slots[0];
+		ix->root->parent = NULL;
+		ix->root->offset = 0;
+		ix->height--;
+		old->parent = *freed;
+		*freed = old;
+	}
+	return item;
+}
+
+void mcg_index_free_nodes(struct mcg_index_node *freed)
+{
+	while (freed) {
+		struct mcg_index_node *next = freed->parent;
+		mcg_free(freed);
+		freed = next;
+	}
+}
+
+void mcg_index_tag_set(struct mcg_index *ix, uint64_t i, enum mcg_index_tag tag)
+{
+	struct mcg_index_node *n = leaf_of(ix, i);
+	MCG_BUG_ON(!n || !n->slots[digit(n, i)]);
+	unsigned s = digit(n, i);
+	while (n && !(n->tags[tag] & (1ull << s))) {
+		n->tags[tag] |= 1ull << s;
+		s = n->offset;
+		n = n->parent;
+	}
+}
+
+void mcg_index_tag_clear(struct mcg_index *ix, uint64_t i, enum mcg_index_tag tag)
+{
+	struct mcg_index_node *n = leaf_of(ix, i);
+	if (n)
+		tag_clear_up(n, digit(n, i), tag);
+}
+
+bool mcg_index_tag_get(const struct mcg_index *ix, uint64_t i, enum mcg_index_tag tag)
+{
+	const struct mcg_index_node *n = leaf_of(ix, i);
+	return n && (n->tags[tag] & (1ull << digit(n, i)));
+}
+
+void *mcg_index_next(const struct mcg_index *ix, uint64_t start, unsigned tag, uint64_t *at)
+{
+	const struct mcg_index_node *n = ix->root;
+	if (!n || !covers(ix->height, start))
+		return NULL;
+	uint64_t i = start;
+	while (n) {
+		unsigned off = digit(n, i);
+		uint64_t bits = (tag < MCG_NR_TAGS ? n->tags[tag] : n->used) & (~0ull << off);
+		unsigned span = n->shift + MCG_INDEX_SHIFT; /* bits this node covers */
+		if (!bits) {
+			/* Nothing here at or after i: on after this node's range, in
+			 * the nearest ancestor whose range goes on past it. */
+			uint64_t old = i;
+			i = span < 64 ? ((i >> span) + 1) << span : 0;
+			bool wrapped = !i;
+			for (n = n->parent; n; n = n->parent) {
+				unsigned pspan = n->shift + MCG_INDEX_SHIFT;
+				if (!wrapped && (pspan >= 64 || (i >> pspan) == (old >> pspan)))
+					break;
+			}
+			continue;
+		}
+		unsigned s = (unsigned)__builtin_ctzll(bits);
+		if (s != off) /* the start of slot s */
+			i = (span < 64 ? (i >> span) << span : 0) | ((uint64_t)s << n->shift);
+		if (!n->shift) {
+			*at = i;
+			return n->slots[s];
+		}
+		n = n->slots[s];
+	}
+	return NULL;
+}

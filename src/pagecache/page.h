@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pagecache/page.h - a cached page: a descriptor (the kernel's struct
+ * folio, one 4 KiB page) and its 4 KiB of data, both from slab caches.
+ *
+ * State (flags, atomic): UPTODATE once its data is valid; LOCKED while it is
+ * read in (then UPTODATE or ERROR); DIRTY and WRITEBACK as the kernel's
+ * (WRITEBACK: its data is being written and must not change - "stable
+ * pages": a writer waits); LRU/ACTIVE/REFERENCED for the file LRU;
+ * READAHEAD marks the page whose read starts the next readahead window;
+ * REMOVED once it left its file's index; RECLAIM: reclaim found it dirty or
+ * under writeback and wants it at the inactive tail when written; ACCT: its
+ * dirty or writeback state is counted at the group levels (pcg.h).
+ *
+ * References (refcnt, atomic): the index holds one while the page is in it;
+ * each user that looked it up holds one while it copies or writes it.  A
+ * page is freed (its charge given back) when the last goes, which is never
+ * under a page-cache lock: removal hands pages to the caller's dispose list.
+ *
+ * Data lock (rw spin, MCG_RANK_PAGE_DATA): readers share it while they
+ * copy out, a writer holds it alone while it copies in; writeback sets
+ * WRITEBACK holding it alone, so no copy is half done when the I/O starts,
+ * and writers test WRITEBACK under it.
+ *
+ * Who changes what: DIRTY is set by whoever dirties the page (an atomic
+ * test-and-set; only the one that set it tags and counts, under the
+ * mapping lock), cleared under the mapping lock; WRITEBACK, UPTODATE,
+ * LOCKED, ERROR, REMOVED under the mapping lock; LRU and ACTIVE under the
+ * page's lruvec lock; REFERENCED with atomics anywhere.
+ */
+#ifndef MCG_PAGECACHE_PAGE_H
+#define MCG_PAGECACHE_PAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/compiler.h"
+#include "base/list.h"
+#include "base/lock.h"
+
+#define MCG_FPAGE_SIZE 4096u
+#define MCG_FPAGE_SHIFT 12
+
+enum mcg_fpage_flags {
+	PG_UPTODATE = 1u << 0,
+	PG_LOCKED = 1u << 1,
+	PG_ERROR = 1u << 2,
+	PG_DIRTY = 1u << 3,
+	PG_WRITEBACK = 1u << 4,
+	PG_LRU = 1u << 5,
+	PG_ACTIVE = 1u << 6,
+	PG_REFERENCED = 1u << 7,
+	PG_READAHEAD = 1u << 8,
+	PG_REMOVED = 1u << 9,
+	PG_RECLAIM = 1u << 10,
+	PG_ACCT = 1u << 11,
+};
+
+struct mcg_inode;
+struct mcg_pcg;
+
+struct mcg_fpage {
+	uint32_t flags;     /* atomic */
+	uint32_t refcnt;    /* atomic */
+	uint32_t data_lock; /* rw spin: DATA_WRITER | readers */
+	uint16_t nid;       /* the node of its lruvec */
+	uint16_t pad_;
+	uint64_t index;          /* page index in its file */
+	struct mcg_inode *inode; /* its file (set once) */
+	struct mcg_pcg *pcg;     /* charged through (referenced; never changes) */
+	void *data;              /* MCG_FPAGE_SIZE bytes, page aligned */
+	struct mcg_list lru;     /* on its lruvec's list (lruvec lock) */
+};
+
+/** mcg_fpage_init - create the slab caches (idempotent; pagecache init). */
+void mcg_fpage_init(void);
+
+/**
+ * mcg_fpage_alloc - a page for @inode at @index, charged through @pcg's
+ * live pcg (MCG_CHARGE_* @flags), one reference, no flags.  Its data is not
+ * initialised.  Return: the page, or NULL (-ENOMEM).  No page-cache lock held.
+ */
+struct mcg_fpage *mcg_fpage_alloc(struct mcg_pcg *pcg, struct mcg_inode *inode, uint64_t index,
+                                  unsigned flags);
+
+/** mcg_fpage_get - take another reference (the caller has one, or holds the mapping lock). */
+static inline void mcg_fpage_get(struct mcg_fpage *p)
+{
+	__atomic_fetch_add(&p->refcnt, 1, __ATOMIC_RELAXED);
+}
+
+/** mcg_fpage_free_ - free @p and give back its charge (its last reference went). */
+void mcg_fpage_free_(struct mcg_fpage *p);
+
+/** mcg_fpage_put - drop a reference; the last frees the page.  No page-cache lock held. */
+static inline void mcg_fpage_put(struct mcg_fpage *p)
+{
+	if (__atomic_sub_fetch(&p->refcnt, 1, __ATOMIC_ACQ_REL) == 0)
+		mcg_fpage_free_(p);
+}
+
+/**
+ * mcg_fpage_put_locked - drop a reference under a page-cache lock: the
+ * last one chains @p on *@dispose (through p->lru) for mcg_fpage_dispose().
+ */
+static inline void mcg_fpage_put_locked(struct mcg_fpage *p, struct mcg_list *dispose)
+{
+	if (__atomic_sub_fetch(&p->refcnt, 1, __ATOMIC_ACQ_REL) == 0)
+		mcg_list_add_tail(&p->lru, dispose);
+}
+
+/** mcg_fpage_dispose - free every page chained on @dispose (no lock held). */
+void mcg_fpage_dispose(struct mcg_list *dispose);
+
+static inline uint32_t mcg_fpage_flags(const struct mcg_fpage *p)
+{
+	return __atomic_load_n(&p->flags, __ATOMIC_ACQUIRE);
+}
+static inline bool mcg_fpage_test(const struct mcg_fpage *p, uint32_t f)
+{
+	return mcg_fpage_flags(p) & f;
+}
+static inline void mcg_fpage_set(struct mcg_fpage *p, uint32_t f)
+{
+	__atomic_fetch_or(&p->flags, f, __ATOMIC_ACQ_REL);
+}
+static inline void mcg_fpage_clear(struct mcg_fpage *p, uint32_t f)
+{
+	__atomic_fetch_and(&p->flags, ~f, __ATOMIC_ACQ_REL);
+}
+/** Set @f; return whether it was set before. */
+static inline bool mcg_fpage_test_and_set(struct mcg_fpage *p, uint32_t f)
+{
+	return __atomic_fetch_or(&p->flags, f, __ATOMIC_ACQ_REL) & f;
+}
+/** Clear @f; return whether it was set before. */
+static inline bool mcg_fpage_test_and_clear(struct mcg_fpage *p, uint32_t f)
+{
+	return __atomic_fetch_and(&p->flags, ~f, __ATOMIC_ACQ_REL) & f;
+}
+
+/* ---- the data lock ---- */
+
+#define MCG_FPAGE_DATA_WRITER 0x80000000u
+
+void mcg_fpage_data_wait_(struct mcg_fpage *p, bool writer);
+
+/** mcg_fpage_data_read_lock - share @p's data with other readers.  Pair with _read_unlock. */
+static inline void mcg_fpage_data_read_lock(struct mcg_fpage *p)
+{
+	if (mcg_config_debug)
+		mcg_lock_check_acquire_(MCG_RANK_PAGE_DATA);
+	uint32_t v = __atomic_load_n(&p->data_lock, __ATOMIC_RELAXED);
+	if (unlikely((v & MCG_FPAGE_DATA_WRITER) ||
+	             !__atomic_compare_exchange_n(&p->data_lock, &v, v + 1, false, __ATOMIC_ACQUIRE,
+	                                          __ATOMIC_RELAXED)))
+		mcg_fpage_data_wait_(p, false);
+}
+
+static inline void mcg_fpage_data_read_unlock(struct mcg_fpage *p)
+{
+	if (mcg_config_debug)
+		mcg_lock_check_release_(MCG_RANK_PAGE_DATA);
+	__atomic_fetch_sub(&p->data_lock, 1, __ATOMIC_RELEASE);
+}
+
+/** mcg_fpage_data_write_lock - hold @p's data alone.  Pair with _write_unlock. */
+static inline void mcg_fpage_data_write_lock(struct mcg_fpage *p)
+{
+	if (mcg_config_debug)
+		mcg_lock_check_acquire_(MCG_RANK_PAGE_DATA);
+	uint32_t v = 0;
+	if (unlikely(!__atomic_compare_exchange_n(&p->data_lock, &v, MCG_FPAGE_DATA_WRITER, false,
+	                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+		mcg_fpage_data_wait_(p, true);
+}
+
+static inline void mcg_fpage_data_write_unlock(struct mcg_fpage *p)
+{
+	if (mcg_config_debug)
+		mcg_lock_check_release_(MCG_RANK_PAGE_DATA);
+	__atomic_store_n(&p->data_lock, 0, __ATOMIC_RELEASE);
+}
+
+#endif /* MCG_PAGECACHE_PAGE_H */

@@ -1,0 +1,532 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pagecache/writeback.c - dirtying pages, writing them back, fsync, and
+ * the per-domain lists of dirty files (see writeback.h).
+ *
+ * Errors lose nothing: a page is clean only when all its bytes reached
+ * the backing file; any other page of a failed run is dirty again (tagged,
+ * counted, WB_ERRORS counts it), the error goes to the file's errseq (each
+ * handle's next fsync reports it once) and wb_errno, and background
+ * writeback leaves the file alone for RETRY_MS before it tries again.
+ * While the pages stay dirty the group's writers are throttled by them, as
+ * by any dirty page, so a persistent error stops the writers, not the data.
+ *
+ * Locks: wb_lock around a file's writeback; the mapping lock for page
+ * states; a domain's wb.lock for its file list (under the mapping lock);
+ * never a mapping lock during backing I/O.
+ */
+#include "pagecache/writeback.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "base/log.h"
+#include "base/options.h"
+#include "pagecache/dirty.h"
+#include "pagecache/flusher.h"
+#include "pagecache/io.h"
+#include "pagecache/lru.h"
+
+#define RUN_PAGES 1024 /* pages per backing write: 4 MiB (IOV_MAX segments) */
+#define RETRY_MS 100   /* background writeback of a file waits this long after an error */
+#define TAG_BATCH 4096
+
+/* Where @page's dirty/writeback counts go: its live pcg, or the root's. */
+static struct mcg_pcg *target(struct mcg_fpage *page)
+{
+	return mcg_pcg_dirty_target(mcg_pcg_resolve(page->pcg), mcg_fpage_test(page, PG_ACCT));
+}
+
+/* ------------------------------------------------------------ domain lists */
+
+/* Lock the live domain @in is attached to. */
+static struct mcg_pcg *lock_domain(struct mcg_inode *in)
+{
+	for (;;) {
+		struct mcg_pcg *p = mcg_pcg_resolve(in->wb_pcg);
+		mcg_lock(&p->wb.lock);
+		if (!p->wb.dead)
+			return p;
+		mcg_unlock(&p->wb.lock);
+	}
+}
+
+/* @in went from clean to dirty (mapping lock held): onto its domain's tail. */
+static void domain_add_locked(struct mcg_inode *in, struct mcg_fpage *page)
+{
+	if (!in->wb_pcg) { /* its first dirtier's domain, for good */
+		in->wb_pcg = target(page);
+		mcg_pcg_get(in->wb_pcg);
+	}
+	__atomic_store_n(&in->dirtied_ms, mcg_dirty_now_ms(), __ATOMIC_RELAXED);
+	struct mcg_pcg *p = lock_domain(in);
+	if (!in->on_wb_list) {
+		mcg_list_add_tail(&in->wb_link, &p->wb.files);
+		in->on_wb_list = true;
+		__atomic_store_n(&p->wb.nr_files, p->wb.nr_files + 1, __ATOMIC_RELAXED);
+		mcg_flusher_domain_dirty(p);
+	}
+	mcg_unlock(&p->wb.lock);
+}
+
+/* @in has no dirty page left (mapping lock held). */
+static void domain_del_locked(struct mcg_inode *in)
+{
+	if (!in->wb_pcg)
+		return;
+	struct mcg_pcg *p = lock_domain(in);
+	if (in->on_wb_list) {
+		mcg_list_del(&in->wb_link);
+		in->on_wb_list = false;
+		__atomic_store_n(&p->wb.nr_files, p->wb.nr_files - 1, __ATOMIC_RELAXED);
+	}
+	mcg_unlock(&p->wb.lock);
+}
+
+void mcg_wb_reparent(struct mcg_pcg *child, struct mcg_pcg *parent)
+{
+	mcg_lock(&child->wb.lock); /* child before parent: equal ranks */
+	mcg_lock(&parent->wb.lock);
+	bool any = !mcg_list_empty(&child->wb.files);
+	mcg_list_splice_tail(&child->wb.files, &parent->wb.files);
+	__atomic_store_n(&parent->wb.nr_files, parent->wb.nr_files + child->wb.nr_files,
+	                 __ATOMIC_RELAXED);
+	__atomic_store_n(&child->wb.nr_files, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&child->wb.dead, 1, __ATOMIC_RELAXED);
+	if (any)
+		mcg_flusher_domain_dirty(parent);
+	mcg_unlock(&parent->wb.lock);
+	mcg_unlock(&child->wb.lock);
+}
+
+/* ------------------------------------------------------------ dirtying */
+
+/* Count @page dirty (mapping lock held, DIRTY just set by us or again). */
+static void account_dirty_locked(struct mcg_inode *in, struct mcg_fpage *page, bool dirtied)
+{
+	mcg_index_tag_set(&in->index, page->index, MCG_TAG_DIRTY);
+	struct mcg_pcg *t = target(page);
+	mcg_pcg_mod(t, MCG_PC_DIRTY_WB, 1);
+	if (dirtied)
+		mcg_pcg_mod(t, MCG_PC_DIRTIED, 1);
+	if (in->nr_dirty++ == 0)
+		domain_add_locked(in, page);
+}
+
+bool mcg_wb_page_dirty(struct mcg_inode *in, struct mcg_fpage *page)
+{
+	if (mcg_fpage_test(page, PG_DIRTY) || mcg_fpage_test_and_set(page, PG_DIRTY))
+		return false; /* dirty already: nothing to count */
+	bool acct = mcg_option(MCG_OPT_DIRTY_ACCOUNTING);
+	mcg_lock(&in->lock);
+	if (mcg_fpage_test(page, PG_REMOVED)) { /* truncated meanwhile: its data is gone */
+		mcg_fpage_clear(page, PG_DIRTY);
+		mcg_unlock(&in->lock);
+		return false;
+	}
+	if (acct)
+		mcg_fpage_set(page, PG_ACCT);
+	else
+		mcg_fpage_clear(page, PG_ACCT);
+	account_dirty_locked(in, page, true);
+	mcg_unlock(&in->lock);
+	return true;
+}
+
+void mcg_wb_page_undirty_locked(struct mcg_inode *in, struct mcg_fpage *page)
+{
+	if (!mcg_fpage_test_and_clear(page, PG_DIRTY))
+		return;
+	mcg_index_tag_clear(&in->index, page->index, MCG_TAG_DIRTY);
+	mcg_index_tag_clear(&in->index, page->index, MCG_TAG_TOWRITE);
+	mcg_pcg_mod(target(page), MCG_PC_DIRTY_WB, -1);
+	if (--in->nr_dirty == 0)
+		domain_del_locked(in);
+}
+
+void mcg_wb_wait_page_locked(struct mcg_inode *in, struct mcg_fpage *page)
+{
+	while (mcg_fpage_test(page, PG_WRITEBACK))
+		mcg_inode_wait_locked(in);
+}
+
+/* ------------------------------------------------------------ writing */
+
+struct run {
+	int n;
+	uint64_t first;
+	struct mcg_fpage *pages[RUN_PAGES];
+};
+
+/*
+ * Take a run of up to @max consecutive pages tagged @tag at or after
+ * *@start (mapping lock held): each goes from dirty to writeback, pinned.
+ * Return: false when there is none.
+ */
+static bool run_start_locked(struct mcg_inode *in, struct run *r, uint64_t start, unsigned tag,
+                             long max)
+{
+	uint64_t at;
+	r->n = 0;
+	struct mcg_fpage *page = mcg_index_next(&in->index, start, tag, &at);
+	while (page && r->n < RUN_PAGES && r->n < max) {
+		if (r->n && at != r->first + (uint64_t)r->n)
+			break; /* not consecutive: the next run */
+		mcg_index_tag_clear(&in->index, at, MCG_TAG_TOWRITE);
+		if (!mcg_fpage_test(page, PG_DIRTY)) { /* (not dirty: nothing to write) */
+			page = mcg_index_next(&in->index, at + 1, tag, &at);
+			continue;
+		}
+		if (!r->n)
+			r->first = at;
+		/* No copy into it is half done once WRITEBACK is set. */
+		mcg_fpage_data_write_lock(page);
+		mcg_fpage_clear(page, PG_DIRTY);
+		mcg_fpage_set(page, PG_WRITEBACK);
+		mcg_fpage_data_write_unlock(page);
+		mcg_index_tag_clear(&in->index, at, MCG_TAG_DIRTY);
+		mcg_index_tag_set(&in->index, at, MCG_TAG_WRITEBACK);
+		struct mcg_pcg *t = target(page);
+		mcg_pcg_mod(t, MCG_PC_WRITEBACK, 1); /* (dirty + writeback: no change) */
+		in->nr_dirty--;
+		in->nr_writeback++;
+		mcg_fpage_get(page);
+		r->pages[r->n++] = page;
+		page = mcg_index_next(&in->index, at + 1, tag, &at);
+	}
+	return r->n > 0;
+}
+
+/* Write @r to the backing file.  *@done: bytes written from its start. */
+static int run_write(struct mcg_inode *in, struct run *r, int64_t size, bool background,
+                     size_t *done)
+{
+	struct iovec iov[RUN_PAGES];
+	int64_t off = (int64_t)r->first << MCG_FPAGE_SHIFT;
+	int64_t end = off + ((int64_t)r->n << MCG_FPAGE_SHIFT);
+	bool direct = in->align > 1;
+	int cnt = 0;
+	size_t want = 0;
+	for (int i = 0; i < r->n; i++) {
+		int64_t poff = off + ((int64_t)i << MCG_FPAGE_SHIFT);
+		size_t len = MCG_FPAGE_SIZE;
+		if (!direct) /* buffered: not past the size */
+			len = poff >= size ? 0
+			                   : (size_t)MCG_MIN((int64_t)MCG_FPAGE_SIZE, size - poff);
+		if (!len)
+			break;
+		iov[cnt].iov_base = r->pages[i]->data;
+		iov[cnt].iov_len = len;
+		want += len;
+		cnt++;
+	}
+	*done = 0;
+	int err = cnt ? mcg_io_pwritev(in->fd, iov, cnt, off, in->align, done) : 0;
+	if (!err && direct && end > mcg_inode_size(in)) {
+		/* Whole pages went out: cut the file back to its size.  The size
+		 * only grows meanwhile (truncate waits for wb_lock). */
+		err = mcg_io_ftruncate(in->fd, mcg_inode_size(in));
+		if (err)
+			*done = 0;
+	}
+	if (!err && !direct) {
+		*done = (size_t)(end - off); /* pages past the size have nothing to write */
+		if (background && want)
+			mcg_io_start_writeback(in->fd, off,
+			                       (off_t)want); /* (a hint: errors come at fsync) */
+	}
+	return err;
+}
+
+/* End @r's writeback: @done bytes reached the file, @err if not all. */
+static long run_end(struct mcg_inode *in, struct run *r, size_t done, int err)
+{
+	long written = 0, failed = 0;
+	bool rotate[RUN_PAGES];
+	mcg_lock(&in->lock);
+	for (int i = 0; i < r->n; i++) {
+		struct mcg_fpage *page = r->pages[i];
+		struct mcg_pcg *t = target(page);
+		bool ok = ((size_t)(i + 1) << MCG_FPAGE_SHIFT) <= done;
+		mcg_fpage_clear(page, PG_WRITEBACK);
+		mcg_index_tag_clear(&in->index, page->index, MCG_TAG_WRITEBACK);
+		mcg_pcg_mod(t, MCG_PC_WRITEBACK, -1);
+		mcg_pcg_mod(t, MCG_PC_DIRTY_WB, -1); /* (+1 again below if it stays dirty) */
+		in->nr_writeback--;
+		if (ok) {
+			mcg_pcg_mod(t, MCG_PC_WRITTEN, 1);
+			written++;
+		} else if (!mcg_fpage_test_and_set(page, PG_DIRTY)) {
+			account_dirty_locked(in, page, false); /* dirty again: retried later */
+			mcg_pcg_mod(t, MCG_PC_WB_ERRORS, 1);
+			failed++;
+		} else {
+			/* dirtied meanwhile by a writer who counts it */
+		}
+		rotate[i] = mcg_fpage_test(page, PG_RECLAIM) && ok;
+	}
+	if (failed || err) {
+		mcg_errseq_set(&in->wb_err, err ? err : -EIO);
+		__atomic_store_n(&in->wb_errno, err ? -err : EIO, __ATOMIC_RELAXED);
+		__atomic_store_n(&in->retry_ms, mcg_dirty_now_ms() + RETRY_MS, __ATOMIC_RELAXED);
+	} else {
+		__atomic_store_n(&in->wb_errno, 0, __ATOMIC_RELAXED);
+	}
+	if (!in->nr_dirty)
+		domain_del_locked(in);
+	mcg_inode_wake_locked(in);
+	mcg_unlock(&in->lock);
+	for (int i = 0; i < r->n; i++) {
+		if (rotate[i])
+			mcg_lru_rotate_reclaimable(r->pages[i]);
+		mcg_fpage_put(r->pages[i]);
+	}
+	mcg_flusher_written();
+	return written;
+}
+
+/* Write up to @nr pages (wb_lock held).  Return: 0 or the first error. */
+static int write_pages(struct mcg_inode *in, long nr, enum mcg_wb_mode mode, long *written)
+{
+	unsigned tag = mode == MCG_WB_SYNC ? MCG_TAG_TOWRITE : MCG_TAG_DIRTY;
+	uint64_t start = mode == MCG_WB_SYNC ? 0 : in->wb_index;
+	bool wrapped = start == 0;
+	int first_err = 0;
+	long left = nr, total = 0;
+	struct run run, *r = &run; /* (on the stack: writeback allocates nothing) */
+	while (left > 0) {
+		mcg_lock(&in->lock);
+		bool got = run_start_locked(in, r, start, tag, left);
+		if (!got && !wrapped) { /* background: from the start of the file once */
+			wrapped = true;
+			start = 0;
+			got = run_start_locked(in, r, start, tag, left);
+		}
+		int64_t size = mcg_inode_size(in);
+		mcg_unlock(&in->lock);
+		if (!got)
+			break;
+		size_t done;
+		int err = run_write(in, r, size, mode == MCG_WB_BACKGROUND, &done);
+		total += run_end(in, r, done, err);
+		left -= r->n;
+		start = r->first + (uint64_t)r->n;
+		if (err) {
+			if (!first_err)
+				first_err = err;
+			if (mode == MCG_WB_BACKGROUND)
+				break; /* retried after RETRY_MS */
+		}
+	}
+	if (mode == MCG_WB_BACKGROUND)
+		in->wb_index = start;
+	if (written)
+		*written = total;
+	return first_err;
+}
+
+int mcg_wb_write_file(struct mcg_inode *in, long nr_pages, enum mcg_wb_mode mode, long *written)
+{
+	if (written)
+		*written = 0;
+	if (mode == MCG_WB_SYNC) {
+		mcg_lock(&in->wb_lock);
+	} else {
+		if (mcg_config_debug)
+			mcg_lock_check_acquire_(MCG_RANK_FILE_WB);
+		if (pthread_mutex_trylock(&in->wb_lock.mutex)) {
+			if (mcg_config_debug)
+				mcg_lock_check_release_(MCG_RANK_FILE_WB);
+			return -EBUSY;
+		}
+	}
+	int err = write_pages(in, nr_pages, mode, written);
+	mcg_unlock(&in->wb_lock);
+	return err;
+}
+
+int mcg_wb_flush(struct mcg_inode *in)
+{
+	mcg_lock(&in->wb_lock); /* after any writeback in flight on the file */
+	/* Tag what is dirty now; what is dirtied from here on waits for the next. */
+	uint64_t at = 0, next = 0;
+	for (bool more = true; more;) {
+		mcg_lock(&in->lock);
+		for (int k = 0; k < TAG_BATCH; k++) {
+			if (!mcg_index_next(&in->index, next, MCG_TAG_DIRTY, &at)) {
+				more = false;
+				break;
+			}
+			mcg_index_tag_set(&in->index, at, MCG_TAG_TOWRITE);
+			next = at + 1;
+		}
+		mcg_unlock(&in->lock);
+	}
+	int err = write_pages(in, __LONG_MAX__, MCG_WB_SYNC, NULL);
+	mcg_unlock(&in->wb_lock);
+	return err;
+}
+
+int mcg_wb_fsync(struct mcg_inode *in, bool datasync)
+{
+	int err = mcg_wb_flush(in);
+	int serr = datasync ? mcg_io_fdatasync(in->fd) : mcg_io_fsync(in->fd);
+	if (serr)
+		mcg_errseq_set(&in->wb_err, serr);
+	return err ? err : serr;
+}
+
+/* ------------------------------------------------------------ the flushers' work */
+
+/* The chunk a file gets per turn: min(write_bw / 2, limit / 8), 32..1024 pages. */
+static long chunk_pages(struct mcg_pcg *p)
+{
+	long bw = (long)__atomic_load_n(&p->wb.avg_write_bw, __ATOMIC_RELAXED) / 2;
+	long lim = (long)__atomic_load_n(&p->wb.dirty_limit, __ATOMIC_RELAXED) / 8;
+	long c = lim > 0 ? MCG_MIN(bw, lim) : bw;
+	return MCG_MAX(MCG_MIN(c, 1024l), 32l);
+}
+
+/*
+ * The first file of @p's list for @work, referenced,
+ * moved to the tail (files take turns); NULL if none.  Files waiting after
+ * an error are passed over; periodic work takes only expired files.
+ */
+static struct mcg_inode *pick_file(struct mcg_pcg *p, unsigned work)
+{
+	uint64_t now = mcg_dirty_now_ms();
+	struct mcg_inode *found = NULL;
+	mcg_lock(&p->wb.lock);
+	if (!p->wb.dead) {
+		mcg_list_for_each (pos, &p->wb.files) {
+			struct mcg_inode *in = mcg_list_entry(pos, struct mcg_inode, wb_link);
+			if (__atomic_load_n(&in->retry_ms, __ATOMIC_RELAXED) > now)
+				continue;
+			if (work == MCG_WB_WORK_PERIODIC &&
+			    !mcg_dirty_expired(MCG_READ_ONCE(in->dirtied_ms), now))
+				continue;
+			found = in;
+			break;
+		}
+		if (found) {
+			mcg_inode_get(found);
+			mcg_list_move_tail(&found->wb_link, &p->wb.files);
+		}
+	}
+	mcg_unlock(&p->wb.lock);
+	return found;
+}
+
+/* Does @p have a file periodic writeback should write now? */
+static bool expired_left(struct mcg_pcg *p)
+{
+	uint64_t now = mcg_dirty_now_ms();
+	bool any = false;
+	mcg_lock(&p->wb.lock);
+	mcg_list_for_each (pos, &p->wb.files) {
+		struct mcg_inode *in = mcg_list_entry(pos, struct mcg_inode, wb_link);
+		if (__atomic_load_n(&in->retry_ms, __ATOMIC_RELAXED) <= now &&
+		    mcg_dirty_expired(MCG_READ_ONCE(in->dirtied_ms), now)) {
+			any = true;
+			break;
+		}
+	}
+	mcg_unlock(&p->wb.lock);
+	return any;
+}
+
+static long nr_files(struct mcg_pcg *p)
+{
+	return __atomic_load_n(&p->wb.nr_files, __ATOMIC_RELAXED);
+}
+
+/* One chunk of each of @p's files for @work (at most a round). Return: pages written. */
+static long write_round(struct mcg_pcg *p, unsigned work)
+{
+	long total = 0, files = nr_files(p), chunk = chunk_pages(p);
+	for (long f = 0; f < files; f++) {
+		struct mcg_inode *in = pick_file(p, work);
+		if (!in)
+			break;
+		long w = 0, n = work == MCG_WB_WORK_PERIODIC ? __LONG_MAX__ : chunk;
+		if (mcg_wb_write_file(in, n, MCG_WB_BACKGROUND, &w) == -EBUSY) {
+			/* Another writeback has the file (an fsync, a flusher writing
+			 * it for another domain): wait for it, as the kernel waits
+			 * on I_SYNC, then write what is left - giving up here would
+			 * drop the work while the domain is still over. */
+			mcg_lock(&in->wb_lock);
+			mcg_unlock(&in->wb_lock);
+			mcg_wb_write_file(in, n, MCG_WB_BACKGROUND, &w);
+		}
+		total += w;
+		mcg_inode_put(in);
+		if (work == MCG_WB_WORK_BACKGROUND && !mcg_dirty_over_bg(p))
+			break;
+	}
+	return total;
+}
+
+/* Write a chunk of other domains' files (@p's dirty pages sit in them). */
+static long write_foreign(struct mcg_pcg *p, unsigned work)
+{
+	long total = 0;
+	for (struct mcg_pcg *d = mcg_flusher_next_dirty(NULL); d; d = mcg_flusher_next_dirty(d)) {
+		if (d == p)
+			continue;
+		total += write_round(d, work);
+		if (work == MCG_WB_WORK_BACKGROUND && !mcg_dirty_over_bg(p)) {
+			mcg_pcg_put(d);
+			break;
+		}
+	}
+	return total;
+}
+
+unsigned mcg_wb_domain_write(struct mcg_pcg *p, unsigned work)
+{
+	unsigned more = 0;
+	if (work & MCG_WB_WORK_RECLAIM) {
+		if (!write_round(p, MCG_WB_WORK_RECLAIM))
+			write_foreign(p, MCG_WB_WORK_RECLAIM);
+	}
+	if ((work & MCG_WB_WORK_BACKGROUND) && mcg_dirty_over_bg(p)) {
+		long w = write_round(p, MCG_WB_WORK_BACKGROUND);
+		if (!w && mcg_dirty_over_bg(p))
+			w = write_foreign(p, MCG_WB_WORK_BACKGROUND);
+		if (w && mcg_dirty_over_bg(p))
+			more |= MCG_WB_WORK_BACKGROUND;
+	}
+	if (work & MCG_WB_WORK_PERIODIC) {
+		if (write_round(p, MCG_WB_WORK_PERIODIC) && expired_left(p))
+			more |= MCG_WB_WORK_PERIODIC;
+	}
+	return more;
+}
+
+void mcg_wb_reclaim_wait(struct mcg_pcg *p, unsigned long nr_dirty, unsigned ms)
+{
+	uint64_t gen = mcg_flusher_gen();
+	mcg_flusher_queue(p, MCG_WB_WORK_RECLAIM);
+	mcg_flusher_wait_gen(gen, ms);
+}
+
+static void sync_one(struct mcg_inode *in, void *arg)
+{
+	int *first = arg;
+	mcg_lock(&in->lock);
+	bool dirty = in->nr_dirty > 0;
+	mcg_unlock(&in->lock);
+	if (!dirty)
+		return;
+	int err = mcg_wb_fsync(in, true);
+	if (err && !*first)
+		*first = err;
+}
+
+int mcg_wb_sync_all(void)
+{
+	int first = 0;
+	mcg_inode_for_each(sync_one, &first);
+	return first;
+}

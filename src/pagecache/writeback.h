@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pagecache/writeback.h - dirtying pages and writing them back.
+ *
+ * Dirtying (mcg_wb_page_dirty()): the writer that sets a page's DIRTY bit
+ * tags it in the index, counts it (DIRTY and DIRTIED of its live pcg, or
+ * the root's with dirty_accounting 0; PG_ACCT records which) and the
+ * file's nr_dirty, and attaches a file that was clean to its writeback
+ * domain - the group of its first dirtier, for the file's life (the
+ * kernel's inode_attach_wb) - at the tail of the domain's list, with the
+ * time (dirtied_ms).  Rewriting a dirty page costs one atomic test.
+ *
+ * Writeback of a file (mcg_wb_write_file()), one at a time per file (its
+ * wb_lock):
+ *   1. under the mapping lock, take up to N pages tagged DIRTY (TOWRITE
+ *      for fsync) from the cursor on, in runs of consecutive pages: for
+ *      each, take the data lock alone, clear DIRTY, set WRITEBACK (counts
+ *      move from dirty to writeback), pin it;
+ *   2. with no lock but wb_lock, write each run with one pwritev (full
+ *      pages; O_DIRECT: then the backing file is cut back to the size);
+ *   3. under the mapping lock: a page fully written is clean (WRITTEN
+ *      counts it); one that was not stays dirty: tagged and counted again,
+ *      the error recorded in the file's errseq and wb_errno, retried later;
+ *      WRITEBACK cleared, waiters woken, pages reclaim wanted moved to the
+ *      inactive tail; a file with no dirty page leaves its domain's list.
+ * A page written during its writeback cannot be: writers wait for
+ * WRITEBACK to clear (stable pages), then dirty it again.
+ *
+ * fsync (mcg_wb_fsync()): under wb_lock (so after any writeback in flight
+ * on the file), tag every DIRTY page TOWRITE, write the TOWRITE pages
+ * (pages dirtied meanwhile are not tagged: they cannot starve it), then
+ * fdatasync/fsync the backing file; every error goes to the errseq, and
+ * the caller reports it to its handle (filemap.c).
+ *
+ * Locks: the file's wb_lock (MCG_RANK_FILE_WB) around a writeback; the
+ * mapping lock for page state; a domain's wb.lock (MCG_RANK_WB) for its
+ * list of files, taken under the mapping lock.  No page-cache lock is held
+ * during backing I/O but wb_lock.
+ */
+#ifndef MCG_PAGECACHE_WRITEBACK_H
+#define MCG_PAGECACHE_WRITEBACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pagecache/inode.h"
+#include "pagecache/pcg.h"
+
+/** How a writeback picks pages. */
+enum mcg_wb_mode {
+	MCG_WB_BACKGROUND, /* DIRTY pages from the cursor on, wrapping; wb_lock tried, not waited */
+	MCG_WB_SYNC,       /* TOWRITE pages, all of them; wb_lock waited for */
+};
+
+/** Work a domain may have queued for the flushers (flusher.c). */
+enum mcg_wb_work {
+	MCG_WB_WORK_BACKGROUND = 1u << 0, /* over the background threshold */
+	MCG_WB_WORK_PERIODIC = 1u << 1,   /* write what is older than the expiry */
+	MCG_WB_WORK_RECLAIM = 1u << 2,    /* reclaim found only dirty pages */
+};
+
+/**
+ * mcg_wb_page_dirty - mark @page (in @in's index, referenced by the
+ * caller, its data just written) dirty.  Return: true when it was clean
+ * (the caller's thread counts it for throttling).  Takes the mapping lock
+ * only when the page was clean.
+ */
+bool mcg_wb_page_dirty(struct mcg_inode *in, struct mcg_fpage *page);
+
+/**
+ * mcg_wb_page_undirty_locked - @page leaves the index dirty (truncate):
+ * uncount it, untag it.  Mapping lock held.
+ */
+void mcg_wb_page_undirty_locked(struct mcg_inode *in, struct mcg_fpage *page);
+
+/**
+ * mcg_wb_write_file - write up to @nr_pages of @in's dirty pages (@mode).
+ * *@written (may be NULL) gets the pages written.  No lock held.
+ * Return: 0; the first error (the pages kept dirty, the errseq set);
+ * -EBUSY (background: another writeback holds the file).
+ */
+int mcg_wb_write_file(struct mcg_inode *in, long nr_pages, enum mcg_wb_mode mode, long *written);
+
+/**
+ * mcg_wb_flush - fsync's writing part: every page dirty now written, those
+ * in flight waited for; no backing sync.  Return: 0 or the first error.
+ */
+int mcg_wb_flush(struct mcg_inode *in);
+
+/**
+ * mcg_wb_fsync - write every page dirty now and wait for those in flight,
+ * then fdatasync (@datasync) or fsync the backing file.  Errors go to the
+ * errseq (the caller reports them).  Return: 0 or the first error.
+ */
+int mcg_wb_fsync(struct mcg_inode *in, bool datasync);
+
+/**
+ * mcg_wb_wait_page_locked - wait until @page is not under writeback
+ * (mapping lock held, released while waiting).
+ */
+void mcg_wb_wait_page_locked(struct mcg_inode *in, struct mcg_fpage *page);
+
+/**
+ * mcg_wb_reclaim_wait - reclaim of @p's pages found @nr_dirty dirty or
+ * under writeback: queue writeback of the domain and wait until some
+ * writeback ends, at most @ms.  No lock held.
+ */
+void mcg_wb_reclaim_wait(struct mcg_pcg *p, unsigned long nr_dirty, unsigned ms);
+
+/**
+ * mcg_wb_domain_write - one round of the flushers' work on domain @p:
+ * write a chunk of each of its files (oldest dirtied first) for @work
+ * (MCG_WB_WORK_*).  Return: the work still wanted afterwards.
+ */
+unsigned mcg_wb_domain_write(struct mcg_pcg *p, unsigned work);
+
+/** mcg_wb_sync_all - fsync every cached file with dirty pages.  Return: 0 or the first error. */
+int mcg_wb_sync_all(void);
+
+#endif /* MCG_PAGECACHE_WRITEBACK_H */

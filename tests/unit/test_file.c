@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_file.c - the page cache's public calls (memcg/file.h, pagecache/
+ * file.c): reads, writes, vectored forms, truncate, size, fsync, bad
+ * arguments, charging to groups, memory.stat exact at rest, reparenting.
+ * Files live in a mkdtemp directory; the backing I/O is buffered here
+ * (MCG_FILE_NO_DIRECT: the fallback works wherever the tests run);
+ * test_file_direct.c covers O_DIRECT.
+ */
+#include <errno.h>
+#include <fcntl.h>
+
+#include "group_file.h"
+#include "memcg/file.h"
+#include "memcg/memcg.h"
+#include "memcg/reclaim.h"
+#include "test.h"
+#include "tmpdir.h"
+
+static char dir[PATH_MAX];
+static const mcg_file_opts_t buffered = {NULL, MCG_FILE_NO_DIRECT};
+
+static const char *path_of(const char *name)
+{
+	static char p[PATH_MAX];
+	return tmpdir_path(p, sizeof(p), dir, name);
+}
+
+static void fill(char *b, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (char)(seed * 131 + i * 7 + (i >> 12));
+}
+
+static mcg_file_t *open_new(const char *name, const mcg_file_opts_t *opts)
+{
+	mcg_file_t *f = NULL;
+	unlink(path_of(name));
+	int err = mcg_file_open(path_of(name), O_RDWR | O_CREAT, 0644, opts, &f);
+	CHECK_EQ(err, 0);
+	return f;
+}
+
+static void test_bad_arguments(void)
+{
+	mcg_file_t *f;
+	CHECK_EQ(mcg_file_open(NULL, O_RDONLY, 0, NULL, &f), -EINVAL);
+	CHECK_EQ(mcg_file_open(path_of("x"), O_RDONLY | O_APPEND, 0, NULL, &f), -EINVAL);
+	CHECK_EQ(mcg_file_open(path_of("x"), O_RDONLY, 0, NULL, NULL), -EINVAL);
+	mcg_file_opts_t bad = {NULL, 0x80};
+	CHECK_EQ(mcg_file_open(path_of("x"), O_RDWR | O_CREAT, 0644, &bad, &f), -EINVAL);
+	CHECK_EQ(mcg_file_open(path_of("missing"), O_RDONLY, 0, NULL, &f), -ENOENT);
+	CHECK_EQ(mcg_file_open(dir, O_RDONLY, 0, NULL, &f), -EISDIR);
+	f = open_new("bad", &buffered);
+	REQUIRE(f);
+	char b[8];
+	CHECK_EQ(mcg_file_pread(f, b, 8, -1), -EINVAL);
+	CHECK_EQ(mcg_file_pwrite(f, b, 8, -1), -EINVAL);
+	CHECK_EQ(mcg_file_preadv(f, NULL, 1, 0), -EINVAL);
+	struct iovec iov = {b, 8};
+	CHECK_EQ(mcg_file_pwritev(f, &iov, 0, 0), -EINVAL);
+	CHECK_EQ(mcg_file_pwritev(f, &iov, 1025, 0), -EINVAL);
+	CHECK_EQ(mcg_file_truncate(f, -1), -EINVAL);
+	CHECK_EQ(mcg_file_size(f), 0); /* nothing changed */
+	CHECK_EQ(mcg_file_fsync(NULL), -EINVAL);
+	CHECK_EQ(mcg_file_close(NULL), -EINVAL);
+	mcg_file_close(f);
+	/* Access modes. */
+	REQUIRE(!mcg_file_open(path_of("bad"), O_RDONLY, 0, NULL, &f));
+	CHECK_EQ(mcg_file_pwrite(f, b, 8, 0), -EBADF);
+	CHECK_EQ(mcg_file_truncate(f, 0), -EBADF);
+	mcg_file_close(f);
+	REQUIRE(!mcg_file_open(path_of("bad"), O_WRONLY, 0, NULL, &f));
+	CHECK_EQ(mcg_file_pread(f, b, 8, 0), -EBADF);
+	mcg_file_close(f);
+	CHECK_EQ(mcg_file_open(path_of("bad"), O_RDWR | O_CREAT | O_EXCL, 0644, NULL, &f), -EEXIST);
+}
+
+/* Writes of every alignment, read back through the cache and with read(2). */
+static void test_write_read_back(void)
+{
+	mcg_file_t *f = open_new("rw", &buffered);
+	REQUIRE(f);
+	enum { SIZE = 3 * 4096 * 16 + 777 };
+	char *want = calloc(1, SIZE), *got = malloc(SIZE);
+	REQUIRE(want && got);
+	/* Unaligned pieces in a scattered order, the last past the end. */
+	size_t cuts[] = {0, 1, 4095, 4096, 4097, 10000, 65536, 65537, 100000, 150000, SIZE};
+	fill(want, SIZE, 1);
+	int ncuts = (int)(sizeof(cuts) / sizeof(cuts[0]));
+	for (int k = ncuts - 3; k >= 0; k -= 2) { /* even pieces, last first */
+		size_t a = cuts[k], b = cuts[k + 1];
+		CHECK_EQ(mcg_file_pwrite(f, want + a, b - a, (off_t)a), (ssize_t)(b - a));
+	}
+	for (int k = 1; k + 1 < ncuts; k += 2) { /* then the odd ones */
+		size_t a = cuts[k], b = cuts[k + 1];
+		CHECK_EQ(mcg_file_pwrite(f, want + a, b - a, (off_t)a), (ssize_t)(b - a));
+	}
+	CHECK_EQ(mcg_file_size(f), SIZE);
+	CHECK_EQ(mcg_file_pread(f, got, SIZE, 0), SIZE);
+	CHECK(!memcmp(got, want, SIZE));
+	CHECK_EQ(mcg_file_pread(f, got, 100, SIZE - 10), 10); /* short at the end */
+	CHECK_EQ(mcg_file_pread(f, got, 100, SIZE), 0);
+	CHECK_EQ(mcg_file_pread(f, got, 100, SIZE + 5000), 0);
+	mcg_file_stat_t st;
+	REQUIRE(!mcg_file_stat(f, &st));
+	CHECK_EQ(st.pages, (SIZE + 4095) / 4096);
+	CHECK_EQ(st.dirty, st.pages);
+	CHECK_EQ(st.direct_align, 0);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	REQUIRE(!mcg_file_stat(f, &st));
+	CHECK_EQ(st.dirty, 0);
+	CHECK_EQ(st.writeback, 0);
+	size_t len;
+	char *disk = tmpdir_read_file(path_of("rw"), &len);
+	CHECK_EQ(len, SIZE);
+	CHECK(disk && !memcmp(disk, want, SIZE));
+	free(disk);
+	mcg_file_close(f);
+	free(want);
+	free(got);
+}
+
+/* A hole reads as zeros; writing past the end zero-fills the gap. */
+static void test_holes(void)
+{
+	mcg_file_t *f = open_new("holes", &buffered);
+	REQUIRE(f);
+	CHECK_EQ(mcg_file_pwrite(f, "abc", 3, 3 * 4096 + 10), 3);
+	char b[4 * 4096];
+	CHECK_EQ(mcg_file_pread(f, b, sizeof(b), 0), 3 * 4096 + 13);
+	for (int i = 0; i < 3 * 4096 + 10; i++)
+		if (b[i]) {
+			CHECK(!b[i]);
+			break;
+		}
+	CHECK(!memcmp(b + 3 * 4096 + 10, "abc", 3));
+	CHECK_EQ(mcg_file_fdatasync(f), 0);
+	mcg_file_close(f);
+	/* Drop the cache and read from the file: the same. */
+	mcg_file_drop_caches();
+	REQUIRE(!mcg_file_open(path_of("holes"), O_RDONLY, 0, &buffered, &f));
+	char c[4 * 4096];
+	CHECK_EQ(mcg_file_pread(f, c, sizeof(c), 0), 3 * 4096 + 13);
+	CHECK(!memcmp(b, c, 3 * 4096 + 13));
+	mcg_file_close(f);
+}
+
+static void test_vectored(void)
+{
+	mcg_file_t *f = open_new("vec", &buffered);
+	REQUIRE(f);
+	char a[5000], b[1], c[9000], all[14001];
+	fill(a, sizeof(a), 2);
+	fill(b, sizeof(b), 3);
+	fill(c, sizeof(c), 4);
+	struct iovec w[3] = {{a, sizeof(a)}, {b, sizeof(b)}, {c, sizeof(c)}};
+	CHECK_EQ(mcg_file_pwritev(f, w, 3, 100), 14001);
+	CHECK_EQ(mcg_file_pread(f, all, sizeof(all), 100), 14001);
+	CHECK(!memcmp(all, a, sizeof(a)) && all[5000] == b[0] && !memcmp(all + 5001, c, sizeof(c)));
+	char r1[3], r2[14001 - 3];
+	struct iovec r[2] = {{r1, sizeof(r1)}, {r2, sizeof(r2)}};
+	CHECK_EQ(mcg_file_preadv(f, r, 2, 100), 14001);
+	CHECK(!memcmp(r1, all, 3) && !memcmp(r2, all + 3, sizeof(r2)));
+	mcg_file_close(f);
+}
+
+/* Truncate down drops pages (dirty ones too) and zeroes the tail; up: zeros. */
+static void test_truncate(void)
+{
+	mcg_file_t *f = open_new("trunc", &buffered);
+	REQUIRE(f);
+	char b[5 * 4096];
+	fill(b, sizeof(b), 5);
+	CHECK_EQ(mcg_file_pwrite(f, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	CHECK_EQ(mcg_file_truncate(f, 4096 + 100), 0);
+	CHECK_EQ(mcg_file_size(f), 4096 + 100);
+	mcg_file_stat_t st;
+	REQUIRE(!mcg_file_stat(f, &st));
+	CHECK_EQ(st.pages, 2);
+	CHECK_EQ(st.dirty, 2);
+	CHECK_EQ(mcg_file_truncate(f, 3 * 4096), 0);
+	char r[3 * 4096];
+	CHECK_EQ(mcg_file_pread(f, r, sizeof(r), 0), 3 * 4096);
+	CHECK(!memcmp(r, b, 4096 + 100));
+	for (int i = 4096 + 100; i < 3 * 4096; i++)
+		if (r[i]) {
+			CHECK(!r[i]);
+			break;
+		}
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	size_t len;
+	char *disk = tmpdir_read_file(path_of("trunc"), &len);
+	CHECK_EQ(len, 3 * 4096);
+	CHECK(disk && !memcmp(disk, r, len));
+	free(disk);
+	/* O_TRUNC at open goes through the cache too. */
+	mcg_file_t *g;
+	REQUIRE(!mcg_file_open(path_of("trunc"), O_RDWR | O_TRUNC, 0, NULL, &g));
+	CHECK_EQ(mcg_file_size(f), 0);
+	REQUIRE(!mcg_file_stat(f, &st));
+	CHECK_EQ(st.pages, 0);
+	mcg_file_close(g);
+	mcg_file_close(f);
+}
+
+/* Two handles share one cache. */
+static void test_shared_cache(void)
+{
+	mcg_file_t *a = open_new("shared", &buffered), *b;
+	REQUIRE(a);
+	REQUIRE(!mcg_file_open(path_of("shared"), O_RDWR, 0, NULL, &b));
+	CHECK_EQ(mcg_file_pwrite(a, "0123456789", 10, 4000), 10);
+	char r[10];
+	CHECK_EQ(mcg_file_pread(b, r, 10, 4000), 10);
+	CHECK(!memcmp(r, "0123456789", 10));
+	mcg_file_stat_t sa, sb;
+	mcg_file_stat(a, &sa);
+	mcg_file_stat(b, &sb);
+	CHECK_EQ(sa.pages, 1);
+	CHECK_EQ(sb.pages, 1);
+	CHECK_EQ(mcg_file_pwrite(b, "ab", 2, 4095), 2); /* across a page boundary */
+	CHECK_EQ(mcg_file_pread(a, r, 3, 4094), 3);
+	CHECK(!memcmp(r, "\0ab", 3));
+	mcg_file_stat(a, &sa);
+	CHECK_EQ(sa.pages, 2);
+	CHECK_EQ(sa.size, 4097);
+	mcg_file_close(a);
+	mcg_file_close(b);
+}
+
+/* Pages are charged to the handle's group (or the current one); exact at rest. */
+static void test_charges(void)
+{
+	mcg_group_t *g, *h;
+	REQUIRE(!mcg_group_create(NULL, "fc", &g));
+	REQUIRE(!mcg_group_create(NULL, "fc2", &h));
+	mcg_file_opts_t o = {g, MCG_FILE_NO_DIRECT};
+	mcg_file_t *f = open_new("charged", &o);
+	REQUIRE(f);
+	char b[10 * 4096];
+	fill(b, sizeof(b), 6);
+	CHECK_EQ(mcg_file_pwrite(f, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	mcg_group_drain_stocks();
+	CHECK_EQ(read_long(g, "memory.current"), 10 * 4096);
+	CHECK_EQ(read_key(g, "memory.stat", "file"), 10 * 4096);
+	CHECK_EQ(read_key(g, "memory.stat", "anon"), 0);
+	CHECK_EQ(read_key(g, "memory.stat", "file_dirty"), 10 * 4096);
+	CHECK_EQ(read_key(g, "memory.stat", "inactive_file"), 10 * 4096);
+	CHECK_EQ(read_key(g, "memory.stat", "file_dirtied"), 10);
+	/* A second read activates (mark accessed twice). */
+	char r[4096];
+	CHECK_EQ(mcg_file_pread(f, r, 4096, 0), 4096);
+	CHECK_EQ(read_key(g, "memory.stat", "active_file"), 4096);
+	CHECK_EQ(read_key(g, "memory.stat", "pgactivate"), 1);
+	/* Through the current group: a handle without one. */
+	mcg_file_t *f2;
+	REQUIRE(!mcg_file_open(path_of("charged2"), O_RDWR | O_CREAT, 0644, &buffered, &f2));
+	mcg_group_t *prev = mcg_group_enter(h);
+	CHECK_EQ(mcg_file_pwrite(f2, b, 3 * 4096, 0), 3 * 4096);
+	mcg_group_leave(prev);
+	mcg_group_drain_stocks();
+	CHECK_EQ(read_key(h, "memory.stat", "file"), 3 * 4096);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK_EQ(mcg_file_fsync(f2), 0);
+	CHECK_EQ(read_key(g, "memory.stat", "file_dirty"), 0);
+	CHECK_EQ(read_key(g, "memory.stat", "file_written"), 10);
+	mcg_file_close(f);
+	mcg_file_close(f2);
+	/* Still cached after close; dropped, everything is back to 0. */
+	CHECK_EQ(read_key(g, "memory.stat", "file"), 10 * 4096);
+	CHECK(mcg_file_drop_caches() >= 13);
+	mcg_group_drain_stocks();
+	CHECK_EQ(read_long(g, "memory.current"), 0);
+	CHECK_EQ(read_long(h, "memory.current"), 0);
+	CHECK_EQ(read_key(g, "memory.stat", "file"), 0);
+	CHECK_EQ(read_key(g, "memory.stat", "active_file"), 0);
+	CHECK_EQ(read_key(g, "memory.stat", "inactive_file"), 0);
+	CHECK_EQ(mcg_file_sync_all(), 0); /* what earlier tests left dirty */
+	CHECK_EQ(read_key(mcg_group_root(), "memory.stat", "file_dirty"), 0);
+	CHECK_EQ(read_key(mcg_group_root(), "memory.stat", "file_writeback"), 0);
+	mcg_group_remove(g);
+	mcg_group_put(g);
+	mcg_group_remove(h);
+	mcg_group_put(h);
+}
+
+/* Removing a group with dirty pages: its parent holds them, the data goes out. */
+static void test_reparent(void)
+{
+	mcg_group_t *p, *c;
+	REQUIRE(!mcg_group_create(NULL, "rp", &p));
+	REQUIRE(!mcg_group_create(p, "child", &c));
+	mcg_file_opts_t o = {c, MCG_FILE_NO_DIRECT};
+	mcg_file_t *f = open_new("reparent", &o);
+	REQUIRE(f);
+	char b[8 * 4096];
+	fill(b, sizeof(b), 7);
+	CHECK_EQ(mcg_file_pwrite(f, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	mcg_group_drain_stocks();
+	CHECK_EQ(read_key(p, "memory.stat", "file_dirty"), 8 * 4096);
+	CHECK_EQ(read_long(p, "memory.current"), 8 * 4096);
+	/* The handle's group goes: its pages, dirty, are the parent's now. */
+	REQUIRE(!mcg_group_remove(c));
+	CHECK_EQ(read_long(p, "memory.current"), 8 * 4096);
+	CHECK_EQ(read_key(p, "memory.stat", "file"), 8 * 4096);
+	CHECK_EQ(read_key(p, "memory.stat", "file_dirty"), 8 * 4096);
+	CHECK_EQ(read_key(c, "memory.stat", "file"), 0);
+	CHECK_EQ(read_long(c, "memory.current"), 0);
+	/* Writing through the removed group's handle charges the parent. */
+	CHECK_EQ(mcg_file_pwrite(f, b, 4096, 8 * 4096), 4096);
+	mcg_group_drain_stocks();
+	CHECK_EQ(read_long(p, "memory.current"), 9 * 4096);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK_EQ(read_key(p, "memory.stat", "file_dirty"), 0);
+	mcg_file_close(f);
+	mcg_group_put(c);
+	size_t len;
+	char *disk = tmpdir_read_file(path_of("reparent"), &len);
+	CHECK_EQ(len, 9 * 4096);
+	CHECK(disk && !memcmp(disk, b, sizeof(b)) && !memcmp(disk + sizeof(b), b, 4096));
+	free(disk);
+	mcg_file_drop_caches();
+	mcg_group_drain_stocks();
+	CHECK_EQ(read_long(p, "memory.current"), 0);
+	CHECK_EQ(read_key(p, "memory.stat", "file"), 0);
+	mcg_group_remove(p);
+	mcg_group_put(p);
+}
+
+/* Sequential reads read ahead: a window that grows. */
+static void test_readahead(void)
+{
+	mcg_file_t *f = open_new("ra", &buffered);
+	REQUIRE(f);
+	enum { PAGES = 256 };
+	char *b = malloc(PAGES * 4096);
+	REQUIRE(b);
+	fill(b, PAGES * 4096, 8);
+	CHECK_EQ(mcg_file_pwrite(f, b, PAGES * 4096, 0), PAGES * 4096);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK_EQ(mcg_file_drop_caches(), PAGES);
+	long before = read_key(mcg_group_root(), "memory.stat", "file_readahead");
+	char page[4096];
+	for (int i = 0; i < PAGES; i++) {
+		CHECK_EQ(mcg_file_pread(f, page, 4096, (off_t)i * 4096), 4096);
+		if (memcmp(page, b + i * 4096, 4096)) {
+			CHECK(!"page read back differs");
+			break;
+		}
+	}
+	long ahead = read_key(mcg_group_root(), "memory.stat", "file_readahead") - before;
+	/* Only the first page is read on demand; every other page ahead. */
+	CHECK_EQ(ahead, PAGES - 1);
+	/* Random reads of a dropped file read only their page. */
+	CHECK_EQ(mcg_file_drop_caches(), PAGES);
+	before = read_key(mcg_group_root(), "memory.stat", "file_readahead");
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(mcg_file_pread(f, page, 4096, (off_t)((i * 37) % PAGES) * 4096 + 4096 * 3),
+		         4096);
+	CHECK_EQ(read_key(mcg_group_root(), "memory.stat", "file_readahead") - before, 0);
+	mcg_file_stat_t st;
+	mcg_file_stat(f, &st);
+	CHECK_EQ(st.pages, 8);
+	mcg_file_close(f);
+	free(b);
+}
+
+int main(void)
+{
+	mcg_options_use_env(0);
+	if (tmpdir_make(dir, sizeof(dir), NULL)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(test_bad_arguments);
+	RUN(test_write_read_back);
+	RUN(test_holes);
+	RUN(test_vectored);
+	RUN(test_truncate);
+	RUN(test_shared_cache);
+	RUN(test_charges);
+	RUN(test_reparent);
+	RUN(test_readahead);
+	mcg_file_drop_caches();
+	tmpdir_remove(dir);
+	return test_done();
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_out.c - the iface layer's output buffer (iface/out.c): appends grow
+ * it, printf of any length, the head room and prepend, reset keeps memory,
+ * and a failed growth (fault point) sets err and drops every later write.
+ */
+#include <errno.h>
+
+#include "iface/out.h"
+#include "memcg/debug.h"
+#include "test.h"
+
+static void test_append_and_printf(void)
+{
+	struct mcg_out o;
+	mcg_out_init(&o);
+	CHECK_EQ(mcg_out_size(&o), 0);
+	CHECK(!strcmp(mcg_out_data(&o), ""));
+	mcg_out_puts(&o, "abc");
+	mcg_out_write(&o, "de", 2);
+	mcg_out_printf(&o, "-%d-%s", 42, "x");
+	CHECK(!strcmp(mcg_out_data(&o), "abcde-42-x"));
+	CHECK_EQ(mcg_out_size(&o), 10);
+	/* A formatted piece longer than all the room there is. */
+	char big[5000];
+	memset(big, 'z', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	mcg_out_printf(&o, "[%s]", big);
+	CHECK_EQ(mcg_out_size(&o), 10 + 2 + 4999);
+	CHECK(o.buf[10] == '[' && o.buf[10 + 5000] == ']');
+	CHECK_EQ(o.buf[o.len], '\0');
+	CHECK_EQ(o.err, 0);
+	mcg_out_free(&o);
+	CHECK(o.buf == NULL);
+}
+
+static void test_head_and_prepend(void)
+{
+	struct mcg_out o;
+	mcg_out_init(&o);
+	mcg_out_reset(&o, 16);
+	CHECK_EQ(mcg_out_size(&o), 0);
+	mcg_out_puts(&o, "body\n");
+	CHECK_EQ(mcg_out_prepend(&o, "ok 5\n", 5), 0);
+	CHECK(!strcmp(mcg_out_data(&o), "ok 5\nbody\n"));
+	CHECK_EQ(mcg_out_prepend(&o, "0123456789abcdef", 16), -ENOSPC); /* 11 left */
+	CHECK(!strcmp(mcg_out_data(&o), "ok 5\nbody\n"));
+	char *mem = o.buf;
+	mcg_out_reset(&o, 0);
+	CHECK(o.buf == mem); /* the memory stays */
+	CHECK_EQ(mcg_out_size(&o), 0);
+	CHECK(!strcmp(mcg_out_data(&o), ""));
+	mcg_out_free(&o);
+}
+
+static void test_failed_growth_sets_err(void)
+{
+	struct mcg_out o;
+	mcg_out_init(&o);
+	mcg_out_puts(&o, "kept");
+	size_t cap = o.cap;
+	char big[2048];
+	memset(big, 'y', sizeof(big));
+	mcg_fault_inject(1, 1);
+	mcg_out_write(&o, big, sizeof(big)); /* needs a growth: refused */
+	mcg_fault_inject(0, 0);
+	CHECK_EQ(o.err, -ENOMEM);
+	CHECK_EQ(o.cap, cap);
+	mcg_out_puts(&o, "dropped");
+	mcg_out_printf(&o, "%s", "dropped too");
+	CHECK(!strcmp(mcg_out_data(&o), "kept"));
+	mcg_out_reset(&o, 0); /* clears the error */
+	CHECK_EQ(o.err, 0);
+	mcg_out_puts(&o, "again");
+	CHECK(!strcmp(mcg_out_data(&o), "again"));
+	mcg_out_free(&o);
+}
+
+int main(void)
+{
+	RUN(test_append_and_printf);
+	RUN(test_head_and_prepend);
+	RUN(test_failed_growth_sets_err);
+	return test_done();
+}

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_proto.c - the control protocol on bytes alone (iface/proto.c), with
+ *
+ *   /
+ *   |- p-a        memory.max written through the protocol
+ *   |  `- x
+ *   `- sp ace     (named with %20 on the wire)
+ *
+ * Every reply is framed "ok LEN\n" + LEN bytes (checked exactly) or is one
+ * "error NAME text\n" line.  Each command in its text and JSON forms;
+ * writes, creates and removes take effect, and each malformed or refused
+ * request (empty, unknown, bad escapes, too many words, wrong counts, the
+ * wrong form, overlong lines, a bad value, the root's limits, busy and
+ * missing groups) answers an error and changes nothing.  A fault sweep over
+ * the largest replies gives a whole reply or "error ENOMEM".
+ */
+#include <errno.h>
+#include <stdbool.h>
+
+#include "group_file.h"
+#include "iface/proto.h"
+#include "memcg/debug.h"
+#include "test.h"
+
+static struct mcg_out reply;
+static int last_err;
+
+/* The reply to @line; for "ok" replies, the body after the checked head. */
+static const char *ask(const char *line)
+{
+	last_err = mcg_control_handle_line(line, strlen(line), &reply);
+	const char *r = mcg_out_data(&reply);
+	size_t n = mcg_out_size(&reply);
+	if (!strncmp(r, "ok ", 3)) {
+		char *end;
+		unsigned long len = strtoul(r + 3, &end, 10);
+		CHECK_EQ(last_err, 0);
+		CHECK(*end == '\n');
+		CHECK_EQ(len, n - (size_t)(end + 1 - r));
+		return end + 1;
+	}
+	CHECK(!strncmp(r, "error ", 6));
+	CHECK(last_err < 0);
+	CHECK(n > 0 && r[n - 1] == '\n' && !memchr(r, '\n', n - 1)); /* one line */
+	return r;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+static mcg_group_t *a, *x, *sp;
+
+static void test_help_and_info(void)
+{
+	CHECK(strstr(ask("help"), "\n  read PATH FILE   (json too)\n") != NULL);
+	CHECK(strstr(ask("help\r"), "write PATH FILE VALUE") != NULL);
+	char want[64];
+	snprintf(want, sizeof(want), "pid %ld\nuid %ld\ncommand ", (long)getpid(), (long)getuid());
+	const char *info = ask("info");
+	CHECK(starts(info, want));
+	CHECK(strstr(info, "\nprotocol 1\ngroups 4\n") != NULL);
+	CHECK(strstr(info, "\nsocket -\nmetrics -\n") != NULL); /* not serving here */
+	snprintf(want, sizeof(want), "{\"pid\":%ld,\"uid\":%ld,\"command\":\"", (long)getpid(),
+	         (long)getuid());
+	info = ask("json info");
+	CHECK(starts(info, want));
+	CHECK(strstr(info, ",\"protocol\":1,\"groups\":4,") != NULL);
+	CHECK(strstr(info, ",\"socket\":null,\"metrics\":null}\n") != NULL);
+}
+
+static void test_groups(void)
+{
+	CHECK(!strcmp(ask("groups"), "/\n/p-a\n/p-a/x\n/sp ace\n"));
+	CHECK(!strcmp(ask("groups /p-a"), "/p-a\n/p-a/x\n"));
+	CHECK(!strcmp(ask("json groups"), "[\"/\",\"/p-a\",\"/p-a/x\",\"/sp ace\"]\n"));
+	CHECK(!strcmp(ask("groups /nope"),
+	              "error ENOENT No such file or directory: group /nope\n"));
+}
+
+static void test_read(void)
+{
+	CHECK(!strcmp(ask("read /p-a memory.max"), "max\n"));
+	CHECK(!strcmp(ask("read p-a/x memory.current"), "0\n"));
+	CHECK(!strcmp(ask("read /sp%20ace memory.high"), "max\n"));
+	CHECK(!strcmp(ask("json read /p-a memory.max"), "\"max\"\n"));
+	CHECK(!strcmp(ask("json read /p-a cgroup.stat"),
+	              "{\"nr_descendants\":1,\"nr_dying_descendants\":0}\n"));
+	CHECK(starts(ask("read / memory.stat"), "anon "));
+	CHECK(!strcmp(ask("read /p-a memory.nope"),
+	              "error ENOENT No such file or directory: read /p-a memory.nope\n"));
+	CHECK_EQ(last_err, -ENOENT);
+	CHECK(starts(ask("read /p-a memory.reclaim"), "error EACCES "));
+	CHECK(starts(ask("read /gone memory.max"), "error ENOENT "));
+}
+
+static void test_stat(void)
+{
+	const char *t = ask("stat /p-a/x");
+	CHECK(starts(t, "==> /p-a/x/memory.current <==\n0\n\n==> /p-a/x/memory.min <==\n0\n"));
+	CHECK(strstr(t, "\n==> /p-a/x/cgroup.stat <==\nnr_descendants 0\n") != NULL);
+	t = ask("stat /");
+	CHECK(starts(t, "==> /memory.current <==\n"));
+	CHECK(strstr(t, "==> /sp ace/memory.max <==\nmax\n") != NULL);
+	t = ask("json stat /p-a");
+	CHECK(starts(t, "{\"groups\":[{\"path\":\"/p-a\",\"memory.current\":0,"));
+	CHECK(strstr(t, "{\"path\":\"/p-a/x\",") != NULL);
+	CHECK(strstr(t, "slabinfo") == NULL);
+}
+
+static void test_write(void)
+{
+	CHECK(!strcmp(ask("write /p-a memory.max 64M"), ""));
+	CHECK_EQ(read_long(a, "memory.max"), 64l << 20);
+	CHECK(!strcmp(ask("write /p-a memory.max 12x"),
+	              "error EINVAL Invalid argument: write /p-a memory.max 12x\n"));
+	CHECK_EQ(read_long(a, "memory.max"), 64l << 20); /* nothing changed */
+	CHECK(starts(ask("write / memory.max 1G"), "error EINVAL "));
+	CHECK(starts(ask("write /p-a memory.current 1"), "error EACCES "));
+	CHECK(starts(ask("write /p-a memory.nope 1"), "error ENOENT "));
+	CHECK(!strcmp(ask("write /p-a/x memory.high 1M%0a"), "")); /* a newline, escaped */
+	CHECK_EQ(read_long(x, "memory.high"), 1l << 20);
+	CHECK(!strcmp(ask("write /p-a memory.max max"), ""));
+	CHECK(!strcmp(ask("read /p-a memory.max"), "max\n"));
+}
+
+static void test_create_remove(void)
+{
+	CHECK(!strcmp(ask("create /p-a/new%20one"), ""));
+	CHECK(!strcmp(ask("groups /p-a"), "/p-a\n/p-a/x\n/p-a/new one\n"));
+	CHECK(starts(ask("create /p-a/new%20one"), "error EEXIST "));
+	CHECK(starts(ask("create /nope/x"), "error ENOENT "));
+	CHECK(starts(ask("create /p-a/a%2fb"), "error ENOENT ")); /* "/p-a/a" is no group */
+	CHECK(starts(ask("create /"), "error EINVAL "));
+	CHECK(starts(ask("remove /p-a"), "error EBUSY "));
+	CHECK(!strcmp(ask("remove /p-a/new%20one"), ""));
+	CHECK(starts(ask("remove /p-a/new%20one"), "error ENOENT "));
+	CHECK(starts(ask("remove /"), "error EINVAL "));
+	CHECK(!strcmp(ask("create top-level"), ""));
+	CHECK(!strcmp(ask("remove /top-level"), ""));
+	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_descendants"), 3);
+}
+
+static void test_slabinfo_metrics_all(void)
+{
+	CHECK(starts(ask("slabinfo"), "slabinfo - version: 2.1\n# name "));
+	CHECK(strstr(ask("slabinfo"), "\nkmalloc-64 ") != NULL);
+	CHECK(starts(ask("json slabinfo"), "[{\"name\":\"kmalloc-"));
+	const char *m = ask("metrics");
+	CHECK(starts(m, "# HELP memcg_groups "));
+	CHECK(strstr(m, "\nmemcg_memory_current_bytes{group=\"/sp ace\"} 0\n") != NULL);
+	const char *all = ask("json all");
+	CHECK(starts(all, "{\"info\":{\"pid\":"));
+	CHECK(strstr(all, "],\"slabinfo\":[{\"name\":") != NULL);
+	CHECK(!strcmp(all + strlen(all) - 3, "]}\n"));
+}
+
+static void test_malformed(void)
+{
+	static const struct {
+		const char *line, *reply;
+	} bad[] = {
+	        {"", "error EINVAL Invalid argument: an empty request (try: help)\n"},
+	        {"   \t ", "error EINVAL Invalid argument: an empty request (try: help)\n"},
+	        {"json", "error EINVAL Invalid argument: an empty request (try: help)\n"},
+	        {"frobnicate", "error EINVAL Invalid argument: unknown command frobnicate "
+	                       "(try: help)\n"},
+	        {"fr%0abnicate", "error EINVAL Invalid argument: unknown command fr%0abnicate "
+	                         "(try: help)\n"},
+	        {"read /p-a%zz memory.max",
+	         "error EINVAL Invalid argument: word 2: a bad %-escape or a NUL byte\n"},
+	        {"read /p-a%00 memory.max",
+	         "error EINVAL Invalid argument: word 2: a bad %-escape or a NUL byte\n"},
+	        {"read /p-a", "error EINVAL Invalid argument: usage: read PATH FILE\n"},
+	        {"write /p-a memory.max 1M extra",
+	         "error EINVAL Invalid argument: usage: write PATH FILE VALUE\n"},
+	        {"a b c d e f g h i", "error EINVAL Invalid argument: more than 8 words\n"},
+	        {"json write /p-a memory.max 1M",
+	         "error EINVAL Invalid argument: write has no JSON form\n"},
+	        {"json metrics", "error EINVAL Invalid argument: metrics has no JSON form\n"},
+	        {"all", "error EINVAL Invalid argument: all has no text form\n"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *r = ask(bad[i].line);
+		if (strcmp(r, bad[i].reply))
+			CHECK(!fprintf(stderr, "'%s' -> '%s'\n", bad[i].line, r));
+		CHECK_EQ(last_err, -EINVAL);
+	}
+	/* A NUL byte inside the line itself. */
+	last_err = mcg_control_handle_line("info\0x", 6, &reply);
+	CHECK(starts(mcg_out_data(&reply), "error EINVAL "));
+	/* The longest line passes the length check; one byte more does not. */
+	char line[MCG_CONTROL_LINE_MAX + 1];
+	memset(line, 'x', sizeof(line));
+	memcpy(line, "read / ", 7);
+	last_err = mcg_control_handle_line(line, MCG_CONTROL_LINE_MAX - 1, &reply);
+	CHECK(starts(mcg_out_data(&reply), "error ENOENT ")); /* a file named xxx... */
+	last_err = mcg_control_handle_line(line, MCG_CONTROL_LINE_MAX, &reply);
+	CHECK(!strcmp(mcg_out_data(&reply),
+	              "error E2BIG Argument list too long: a request is at most 4095 bytes\n"));
+	CHECK(!strcmp(ask("read /p-a memory.max"), "max\n")); /* nothing changed meanwhile */
+}
+
+static void test_fault_sweep(void)
+{
+	static const char *const lines[] = {"json all", "metrics", "stat /", "read / memory.stat"};
+	for (size_t l = 0; l < sizeof(lines) / sizeof(lines[0]); l++) {
+		int done = 0, failed = 0;
+		for (unsigned long n = 1; n < 5000 && !done; n++) {
+			mcg_fault_inject(n, 0);
+			int err = mcg_control_handle_line(lines[l], strlen(lines[l]), &reply);
+			unsigned long hit = mcg_fault_failed();
+			mcg_fault_inject(0, 0);
+			const char *r = mcg_out_data(&reply);
+			if (err) {
+				failed++;
+				CHECK_EQ(err, -ENOMEM);
+				CHECK(starts(r, "error ENOMEM "));
+			} else {
+				CHECK(starts(r, "ok "));
+			}
+			done = !hit;
+			/* Each round starts with a fresh buffer, so growth is exercised. */
+			mcg_out_free(&reply);
+		}
+		CHECK(done);
+		CHECK(failed > 0);
+	}
+}
+
+int main(void)
+{
+	mcg_out_init(&reply);
+	mcg_group_create(NULL, "p-a", &a);
+	mcg_group_create(a, "x", &x);
+	mcg_group_create(NULL, "sp ace", &sp);
+	RUN(test_help_and_info);
+	RUN(test_groups);
+	RUN(test_read);
+	RUN(test_stat);
+	RUN(test_write);
+	RUN(test_create_remove);
+	RUN(test_slabinfo_metrics_all);
+	RUN(test_malformed);
+	RUN(test_fault_sweep);
+	mcg_out_free(&reply);
+	mcg_group_t *gs[] = {x, a, sp};
+	for (int i = 0; i < 3; i++) {
+		mcg_group_remove(gs[i]);
+		mcg_group_put(gs[i]);
+	}
+	return test_done();
+}

@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_writeback.c - dirty and writeback state changes (pagecache/
+ * writeback.c), errors kept dirty and reported once per handle (errseq),
+ * background writeback over a group's background threshold and periodic
+ * writeback of expired files (the flushers), and the throttle holding a
+ * group's dirty data under its limit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "group_file.h"
+#include "memcg/debug.h"
+#include "memcg/file.h"
+#include "memcg/memcg.h"
+#include "pagecache/filemap.h"
+#include "pagecache/writeback.h"
+#include "test.h"
+#include "tmpdir.h"
+
+static char dir[PATH_MAX];
+static const mcg_file_opts_t buffered = {NULL, MCG_FILE_NO_DIRECT};
+
+static const char *path_of(const char *name)
+{
+	static char p[PATH_MAX];
+	return tmpdir_path(p, sizeof(p), dir, name);
+}
+
+static mcg_file_t *open_new(const char *name, mcg_group_t *g)
+{
+	mcg_file_t *f = NULL;
+	mcg_file_opts_t o = {g, MCG_FILE_NO_DIRECT};
+	unlink(path_of(name));
+	CHECK_EQ(mcg_file_open(path_of(name), O_RDWR | O_CREAT, 0644, &o, &f), 0);
+	return f;
+}
+
+static long stat_of(mcg_group_t *g, const char *key) { return read_key(g, "memory.stat", key); }
+
+static void sleep_ms(long ms) { usleep((useconds_t)ms * 1000); }
+
+/* Dirty -> writeback -> clean, counted at the group and the root. */
+static void test_states(void)
+{
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wbs", &g));
+	mcg_file_t *f = open_new("states", g);
+	REQUIRE(f);
+	char b[4096 * 6];
+	memset(b, 'x', sizeof(b));
+	long root_dirty = stat_of(mcg_group_root(), "file_dirty");
+	CHECK_EQ(mcg_file_pwrite(f, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	CHECK_EQ(stat_of(g, "file_dirty"), 6 * 4096);
+	CHECK_EQ(stat_of(mcg_group_root(), "file_dirty") - root_dirty, 6 * 4096);
+	/* Rewriting a dirty page counts nothing. */
+	CHECK_EQ(mcg_file_pwrite(f, b, 100, 10), 100);
+	CHECK_EQ(stat_of(g, "file_dirtied"), 6);
+	/* Background writeback of 4 pages. */
+	long written = 0;
+	CHECK_EQ(mcg_wb_write_file(f->inode, 4, MCG_WB_BACKGROUND, &written), 0);
+	CHECK_EQ(written, 4);
+	CHECK_EQ(stat_of(g, "file_dirty"), 2 * 4096);
+	CHECK_EQ(stat_of(g, "file_writeback"), 0);
+	CHECK_EQ(stat_of(g, "file_written"), 4);
+	/* Redirty one written page; fsync writes the three. */
+	CHECK_EQ(mcg_file_pwrite(f, b, 1, 0), 1);
+	CHECK_EQ(stat_of(g, "file_dirty"), 3 * 4096);
+	CHECK_EQ(stat_of(g, "file_dirtied"), 7);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK_EQ(stat_of(g, "file_dirty"), 0);
+	CHECK_EQ(stat_of(g, "file_written"), 7);
+	CHECK_EQ(stat_of(mcg_group_root(), "file_dirty"), root_dirty);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
+/* Dirty accounting off: the group sees no dirty pages, the root does. */
+static void test_accounting_off(void)
+{
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wboff", &g));
+	mcg_file_t *f = open_new("off", g);
+	REQUIRE(f);
+	char b[4096 * 3];
+	memset(b, 'y', sizeof(b));
+	long root_dirty = stat_of(mcg_group_root(), "file_dirty");
+	REQUIRE(!mcg_option_set("dirty_accounting", 0));
+	CHECK_EQ(mcg_file_pwrite(f, b, 4096 * 2, 0), 4096 * 2);
+	REQUIRE(!mcg_option_set("dirty_accounting", 1));
+	CHECK_EQ(mcg_file_pwrite(f, b, 4096, 2 * 4096), 4096); /* this one counted at the group */
+	CHECK_EQ(stat_of(g, "file_dirty"), 4096);
+	CHECK_EQ(stat_of(mcg_group_root(), "file_dirty") - root_dirty, 3 * 4096);
+	CHECK_EQ(stat_of(g, "file"), 3 * 4096); /* the charge is the group's either way */
+	/* Each page is cleaned the way it was counted: nothing goes negative. */
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK_EQ(stat_of(g, "file_dirty"), 0);
+	CHECK_EQ(stat_of(mcg_group_root(), "file_dirty"), root_dirty);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
+/*
+ * A failed writeback keeps the pages dirty; each open handle learns of the
+ * error once at its next fsync; a retry writes the data.
+ */
+static void test_errors_reported_once(void)
+{
+	mcg_file_t *a = open_new("err", NULL), *b;
+	REQUIRE(a);
+	REQUIRE(!mcg_file_open(path_of("err"), O_RDWR, 0, &buffered, &b));
+	char data[3 * 4096];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)(i * 13);
+	CHECK_EQ(mcg_file_pwrite(a, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	REQUIRE(!mcg_fault_inject_io(1, 0, EIO, MCG_FAULT_IO_WRITE));
+	CHECK_EQ(mcg_file_fsync(a), -EIO);
+	CHECK_EQ(mcg_fault_io_failed(), 1);
+	mcg_fault_inject_io(0, 0, 0, 0);
+	mcg_file_stat_t st;
+	mcg_file_stat(a, &st);
+	CHECK_EQ(st.dirty, 3); /* kept */
+	CHECK(stat_of(mcg_group_root(), "file_writeback_errors") >= 3);
+	/* A handle opened now did not exist at the error but nobody else saw
+	 * it... a has: the late handle starts past it. */
+	mcg_file_t *late;
+	REQUIRE(!mcg_file_open(path_of("err"), O_RDWR, 0, &buffered, &late));
+	CHECK_EQ(mcg_file_fsync(a), 0);    /* retried, written; a saw the error already */
+	CHECK_EQ(mcg_file_fsync(b), -EIO); /* b sees it once */
+	CHECK_EQ(mcg_file_fsync(b), 0);
+	CHECK_EQ(mcg_file_fsync(late), 0);
+	mcg_file_stat(a, &st);
+	CHECK_EQ(st.dirty, 0);
+	size_t len;
+	char *disk = tmpdir_read_file(path_of("err"), &len);
+	CHECK_EQ(len, sizeof(data));
+	CHECK(disk && !memcmp(disk, data, sizeof(data)));
+	free(disk);
+	/* The backing fsync's own failure is reported too. */
+	CHECK_EQ(mcg_file_pwrite(a, data, 10, 0), 10);
+	REQUIRE(!mcg_fault_inject_io(1, 0, EIO, MCG_FAULT_IO_SYNC));
+	CHECK_EQ(mcg_file_fsync(a), -EIO);
+	mcg_fault_inject_io(0, 0, 0, 0);
+	CHECK_EQ(mcg_file_fsync(b), -EIO);
+	CHECK_EQ(mcg_file_fsync(a), 0);
+	mcg_file_close(late);
+	mcg_file_close(a);
+	mcg_file_close(b);
+}
+
+/* ENOSPC: new writes to the file first write what is dirty, and fail while that fails. */
+static void test_enospc_refuses(void)
+{
+	mcg_file_t *f = open_new("enospc", NULL);
+	REQUIRE(f);
+	char data[4096];
+	memset(data, 'z', sizeof(data));
+	CHECK_EQ(mcg_file_pwrite(f, data, sizeof(data), 0), 4096);
+	REQUIRE(!mcg_fault_inject_io(1, 1, ENOSPC, MCG_FAULT_IO_WRITE));
+	CHECK_EQ(mcg_file_fsync(f), -ENOSPC);
+	CHECK_EQ(mcg_file_pwrite(f, data, sizeof(data), 4096), -ENOSPC);
+	CHECK_EQ(mcg_file_size(f), 4096); /* nothing changed */
+	mcg_fault_inject_io(0, 0, 0, 0);
+	CHECK_EQ(mcg_file_pwrite(f, data, sizeof(data), 4096), 4096);
+	/* The refused write's own attempt failed after fsync looked: once more. */
+	CHECK_EQ(mcg_file_fsync(f), -ENOSPC);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	size_t len;
+	char *disk = tmpdir_read_file(path_of("enospc"), &len);
+	CHECK_EQ(len, 8192);
+	free(disk);
+	mcg_file_close(f);
+}
+
+/* Over the group's background threshold the flushers write without fsync. */
+static void test_background_writeback(void)
+{
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wbbg", &g));
+	REQUIRE(!mcg_group_write(g, "memory.dirty_bytes", "8M"));
+	REQUIRE(!mcg_group_write(g, "memory.dirty_background_bytes", "256K"));
+	/* The periodic pass looks at the threshold too: the last pages of a
+	 * write may come after the writer's last pass through the throttle. */
+	REQUIRE(!mcg_option_set("dirty_writeback_centisecs", 20));
+	mcg_file_t *f = open_new("bg", g);
+	REQUIRE(f);
+	char *b = malloc(4 << 20);
+	REQUIRE(b);
+	memset(b, 'b', 4 << 20);
+	/* 4 MiB: past freerun (4.1 MiB) not, past background (256 KiB) yes. */
+	CHECK_EQ(mcg_file_pwrite(f, b, 4 << 20, 0), 4 << 20);
+	long dirty = 0;
+	for (int i = 0; i < 500; i++) { /* at most 5 s */
+		dirty = stat_of(g, "file_dirty");
+		if (dirty <= 256 << 10)
+			break;
+		sleep_ms(10);
+	}
+	CHECK(dirty <= 256 << 10);
+	CHECK(stat_of(g, "file_written") >= 768);
+	REQUIRE(!mcg_option_set("dirty_writeback_centisecs", 500));
+	mcg_file_close(f);
+	mcg_file_sync_all();
+	mcg_file_drop_caches();
+	mcg_group_remove(g);
+	mcg_group_put(g);
+	free(b);
+}
+
+/* Files dirty for longer than the expiry are written by the periodic pass. */
+static void test_periodic_writeback(void)
+{
+	REQUIRE(!mcg_option_set("dirty_expire_centisecs", 20));
+	REQUIRE(!mcg_option_set("dirty_writeback_centisecs", 10));
+	mcg_file_t *f = open_new("periodic", NULL);
+	REQUIRE(f);
+	CHECK_EQ(mcg_file_pwrite(f, "periodic", 8, 0), 8);
+	mcg_file_stat_t st;
+	for (int i = 0; i < 300; i++) { /* at most 3 s */
+		mcg_file_stat(f, &st);
+		if (!st.dirty)
+			break;
+		sleep_ms(10);
+	}
+	CHECK_EQ(st.dirty, 0);
+	size_t len;
+	char *disk = tmpdir_read_file(path_of("periodic"), &len);
+	CHECK(disk && len == 8 && !memcmp(disk, "periodic", 8));
+	free(disk);
+	mcg_file_close(f);
+	REQUIRE(!mcg_option_set("dirty_expire_centisecs", 3000));
+	REQUIRE(!mcg_option_set("dirty_writeback_centisecs", 500));
+}
+
+/* The throttle: a writer of 24 MiB in a group with a 1 MiB limit is paused,
+ * and dirty + writeback stays under limit * 33/32 + 32 pages. */
+static void test_throttle_bound(void)
+{
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wbthr", &g));
+	REQUIRE(!mcg_group_write(g, "memory.dirty_bytes", "1M"));
+	REQUIRE(!mcg_group_write(g, "memory.dirty_background_bytes", "512K"));
+	mcg_file_t *f = open_new("throttle", g);
+	REQUIRE(f);
+	char b[64 << 10];
+	memset(b, 't', sizeof(b));
+	long most = 0;
+	for (int i = 0; i < 24 * 16; i++) {
+		CHECK_EQ(mcg_file_pwrite(f, b, sizeof(b), (off_t)i * (off_t)sizeof(b)),
+		         (ssize_t)sizeof(b));
+		char st[4096]; /* one read: a page moving is not counted twice */
+		mcg_group_read(g, "memory.stat", st, sizeof(st));
+		long d = key_of(st, "file_dirty") + key_of(st, "file_writeback");
+		most = MCG_MAX(most, d);
+	}
+	CHECK(most <= (1 << 20) * 33 / 32 + 32 * 4096);
+	CHECK(stat_of(g, "dirty_throttled_ms") > 0);
+	/* nowait: past the limit the write is refused with a wait. */
+	REQUIRE(!mcg_fault_inject_io(1, 1, EIO, MCG_FAULT_IO_WRITE)); /* writeback stalls */
+	uint64_t wait = 0;
+	ssize_t r = 0;
+	long k;
+	for (k = 0; k < 1024; k++) {
+		r = mcg_file_pwrite_nowait(f, b, 4096, (off_t)(24 << 20) + k * 4096, &wait);
+		if (r == -EAGAIN)
+			break;
+	}
+	CHECK_EQ(r, -EAGAIN);
+	CHECK(wait > 0 && wait <= 200 * 1000000ull);
+	CHECK(k * 4096 <= (1 << 20) * 33 / 32 + 32 * 4096); /* refused at the limit */
+	/* A writeback while stalled fails (the flushers' may not have run yet). */
+	CHECK_EQ(mcg_wb_write_file(f->inode, 16, MCG_WB_SYNC, NULL), 0); /* (nothing tagged) */
+	CHECK_EQ(mcg_file_fdatasync(f), -EIO);
+	mcg_fault_inject_io(0, 0, 0, 0);
+	CHECK_EQ(mcg_file_fsync(f), 0); /* (reported once, above) */
+	CHECK_EQ(mcg_file_pwrite(f, b, 1, 0), 1);
+	REQUIRE(!mcg_fault_inject_io(1, 0, EIO, MCG_FAULT_IO_WRITE));
+	CHECK_EQ(mcg_wb_write_file(f->inode, 16, MCG_WB_BACKGROUND, NULL), -EIO);
+	mcg_fault_inject_io(0, 0, 0, 0);
+	CHECK_EQ(mcg_file_fsync(f), -EIO); /* a background writeback's error, at the next fsync */
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
+/* A writer and fsync racing: fsync returns only once what was dirty when it started is written. */
+static void *fsync_rewriter(void *arg)
+{
+	mcg_file_t *f = arg;
+	char b[4096];
+	memset(b, 'r', sizeof(b));
+	for (int i = 0; i < 2000; i++)
+		mcg_file_pwrite(f, b, sizeof(b), (off_t)(i % 64) * 4096);
+	return NULL;
+}
+
+static void test_fsync_not_starved(void)
+{
+	mcg_file_t *f = open_new("starve", NULL);
+	REQUIRE(f);
+	char b[4096 * 64];
+	memset(b, 's', sizeof(b));
+	CHECK_EQ(mcg_file_pwrite(f, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	pthread_t t;
+	REQUIRE(!pthread_create(&t, NULL, fsync_rewriter, f));
+	for (int i = 0; i < 20; i++)
+		CHECK_EQ(mcg_file_fsync(f), 0);
+	pthread_join(t, NULL);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	mcg_file_stat_t st;
+	mcg_file_stat(f, &st);
+	CHECK_EQ(st.dirty, 0);
+	mcg_file_close(f);
+}
+
+/* The I/O fault point's emulated device: 4 MiB at 64 MB/s take >= 62 ms. */
+static void test_emulated_device(void)
+{
+	CHECK_EQ(mcg_fault_io_rate(MCG_FAULT_IO_SYNC, 1), -EINVAL);
+	mcg_file_t *f = open_new("device", NULL);
+	REQUIRE(f);
+	char *b = malloc(4 << 20);
+	REQUIRE(b);
+	memset(b, 'd', 4 << 20);
+	CHECK_EQ(mcg_file_pwrite(f, b, 4 << 20, 0), 4 << 20);
+	REQUIRE(!mcg_fault_io_rate(MCG_FAULT_IO_WRITE, 64000000));
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	REQUIRE(!mcg_fault_io_rate(0, 0));
+	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	CHECK(ms >= 4.0 * 1048576 / 64e6 * 1e3 * 0.99);
+	mcg_file_close(f);
+	free(b);
+}
+
+int main(void)
+{
+	mcg_options_use_env(0);
+	if (tmpdir_make(dir, sizeof(dir), NULL)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(test_states);
+	RUN(test_accounting_off);
+	RUN(test_errors_reported_once);
+	RUN(test_enospc_refuses);
+	RUN(test_background_writeback);
+	RUN(test_periodic_writeback);
+	RUN(test_throttle_bound);
+	RUN(test_fsync_not_starved);
+	RUN(test_emulated_device);
+	mcg_file_sync_all();
+	mcg_file_drop_caches();
+	tmpdir_remove(dir);
+	return test_done();
+}
