@@ -165,6 +165,9 @@ typedef struct mcg_cache_stats {
 	size_t cpu_limit;     /**< per-CPU array capacity */
 	size_t batch;         /**< objects moved per refill/flush */
 	unsigned flags;       /**< MCG_CACHE_* flags */
+	size_t purged_bytes;  /**< bytes of pages inside free slots of partly used slabs
+	                           given back to the OS (purged by aging or shrink) and
+	                           not handed out since */
 } mcg_cache_stats_t;
 
 /** mcg_cache_stats - fill @st for @cache (exact at rest).  Return 0 or -EINVAL. */
