@@ -46,8 +46,6 @@
 #define AGE_INLINE_DRAINS 8 /* caches whose arrays an inline step may stop */
 #define EMPTY_CHUNKS_KEPT 1 /* empty chunks a node keeps through aging */
 #define AGE_TICK_EVERY 64   /* slow paths per thread between looks at the clock */
-#define PURGE_VISITS 32     /* partial slabs of a node a step looks at for purging */
-#define PURGE_PAGES 1024    /* pages of a node a step purges, at most */
 
 /*
  * Give @k objects from the bottom (the oldest) of stopped array @st back,
@@ -191,7 +189,7 @@ static long cache_age(struct mcg_cache *c, bool *drained)
 		bytes += mcg_node_release_empty(c, n, keep, idle ? surplus : (surplus + 1) / 2);
 	}
 	for (unsigned n = 0; n < c->nr_nodes; n++)
-		bytes += mcg_node_purge(c, n, PURGE_VISITS, PURGE_PAGES, false);
+		bytes += mcg_node_purge(c, n, MCG_PURGE_VISITS, MCG_PURGE_PAGES, false);
 	return (long)bytes;
 }
 

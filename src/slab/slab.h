@@ -239,6 +239,8 @@ size_t mcg_node_release_empty(struct mcg_cache *c, unsigned node, size_t keep, s
 void mcg_construct_fresh(struct mcg_cache *c, void **objs, unsigned n, uint64_t fresh);
 
 /* ---- purge.c: free pages inside partly used slabs back to the OS ---- */
+#define MCG_PURGE_VISITS 32  /* partial slabs of a node an aging step looks at */
+#define MCG_PURGE_PAGES 1024 /* pages of a node an aging step purges, at most */
 /**
  * mcg_node_purge - one purge walk over @node's partial slabs: a slab
  * visited untouched since the last visit (or any, with @force) has the
