@@ -93,8 +93,10 @@ struct mcg_slab {
 	uint8_t list; /* enum mcg_slab_list (node lock) */
 	uint8_t units;
 	uint8_t sole; /* enum mcg_slab_sole (slab lock; atomic reads) */
-	uint8_t cold; /* 1: untouched since a purge visit saw it (slab lock; a take or free clears
-	                 it) */
+	/* Purge visits (slab/purge.c): 0 touched since the last, 1 untouched
+	 * since, 2 purged and untouched since (slab lock; a take from the slab
+	 * or a flush into it clears it). */
+	uint8_t cold;
 	uint16_t purged;  /* in every unit's descriptor: bit p set = page p of
 	                     that unit is purged (the head's slab lock) */
 	uint32_t pinned;  /* list fix-ups pending: not releasable (slab lock) */
