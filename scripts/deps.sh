@@ -8,7 +8,9 @@
 #               checks the metrics), util-linux and bsdutils (setpriv runs a
 #               client as another user; script gives memcg top a terminal)
 #   baselines:  libjemalloc2, libmimalloc2.0, libtcmalloc-minimal4 (benchmarks)
-#   plots:      gnuplot-nox (memcg bench dirty --plot)
+#   plots:      gnuplot-nox (memcg bench dirty --plot, memcg bench programs --plot)
+#   programs:   sqlite3, xz-utils: `memcg bench programs` runs sqlite3, xz,
+#               sort, gcc, perl and python3 on every malloc
 #   proof:      clang, libclang-rt-14-dev (libFuzzer and its sanitizer runtimes:
 #               tests/fuzz, scripts/fuzz.sh), valgrind (scripts/valgrind.sh),
 #               gcovr (scripts/coverage.sh, scripts/mutate.sh)
@@ -20,7 +22,8 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config python3 perl git clang-format
       clang libclang-rt-14-dev valgrind gcovr
       libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 redis-server redis-tools
-      libmicrohttpd-dev curl prometheus util-linux bsdutils gnuplot-nox)
+      libmicrohttpd-dev curl prometheus util-linux bsdutils gnuplot-nox
+      sqlite3 xz-utils)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
