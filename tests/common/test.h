@@ -190,6 +190,17 @@ static inline int test_run_locked(char **argv)
 	return test_rerun(argv, "MCG_RSEQ", "0", "MCG_TEST_LOCKED");
 }
 
+/* test_slowdown - how many times slower than natively this test runs: the
+ * MCG_TEST_SLOWDOWN environment variable (scripts/valgrind.sh sets it: memcheck
+ * runs code tens of times slower), else 1.  Time bounds and periods that a
+ * test checks against scale with it. */
+static inline unsigned test_slowdown(void)
+{
+	const char *s = getenv("MCG_TEST_SLOWDOWN");
+	int n = s ? atoi(s) : 1;
+	return n > 1 ? (unsigned)n : 1;
+}
+
 /* test_merge - the status of two runs (this one and a rerun) together:
  * failed (1) if either failed, TEST_SKIP if both skipped, else 0. */
 static inline int test_merge(int a, int b)

@@ -196,7 +196,7 @@ static void test_reap_slabs_gradually(void)
 static void test_age_inline(void)
 {
 	unsigned cpu = pin_here();
-	CHECK_EQ(mcg_option_set("reap_ms", 20), 0);
+	CHECK_EQ(mcg_option_set("reap_ms", 20 * (int)test_slowdown()), 0);
 	mcg_cache_t *idle = mcg_cache_create("age-idle", 256, 0, 0, NULL);
 	mcg_cache_t *busy = mcg_cache_create("age-busy", 128, 0, 0, NULL);
 	REQUIRE(idle && busy);
@@ -216,7 +216,8 @@ static void test_age_inline(void)
 	size_t m = 2 * stats_of(busy).cpu_limit;
 	REQUIRE(m <= HOT);
 	struct mcg_pcpu_stack *st = mcg_pcpu_stack_of(busy->pcpu, cpu);
-	for (int round = 0; round < 200 && stats_of(idle).num_slabs > 0; round++) {
+	for (unsigned round = 0; round < 200 * test_slowdown() && stats_of(idle).num_slabs > 0;
+	     round++) {
 		struct timespec ts = {0, 2 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 		for (int k = 0; k < 8; k++) {

@@ -198,7 +198,7 @@ static void test_background_writeback(void)
 	/* Pages leave "dirty" when their writeback starts and count as written
 	 * when it ends: wait for both. */
 	long dirty = 0, written = 0;
-	for (int i = 0; i < 1000; i++) { /* at least 10 s */
+	for (unsigned i = 0; i < 1000 * test_slowdown(); i++) { /* at least 10 s */
 		dirty = stat_of(g, "file_dirty");
 		written = stat_of(g, "file_written");
 		if (dirty <= 256 << 10 && written >= 768)
