@@ -150,10 +150,17 @@ __attribute__((destructor)) static void preload_exit(void)
 /* glibc's exit() reaches the kernel through its internal _exit, not this one,
  * so these run only for direct calls.  No reaper stop: _exit may run in a
  * signal handler, where joining a thread is not allowed. */
+#if MCG_COVERAGE
+void __gcov_dump(void); /* libgcov */
+#endif
+
 mcg_public _Noreturn void _exit(int status)
 {
 	report_now();
 	mcg_control_exit_unlink(); /* no destructors run after this */
+#if MCG_COVERAGE
+	__gcov_dump(); /* a coverage build: the counters, which only exit() writes */
+#endif
 	for (;;)
 		syscall(SYS_exit_group, status);
 }
