@@ -6,8 +6,8 @@
  * memalign of an alignment that is not a power of two (rounded up) or too
  * large (EINVAL), valloc/pvalloc of too much, cfree, malloc_trim,
  * malloc_usable_size; _Exit writes the slabinfo report; an invalid
- * MCG_HEAP_MAX, a metrics address that cannot be served and a report file
- * that cannot be written are each said on stderr, and the program runs on.
+ * MCG_HEAP_MAX or MCG_HEAP_HIGH (an empty one is none), a metrics address that cannot be served and
+ * a report file that cannot be written are each said on stderr, and the program runs on.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -104,6 +104,13 @@ static void test_messages(void)
 	CHECK_EQ(r.status, 0);
 	CHECK(strstr(r.err, "MCG_HEAP_MAX=12x: not a valid memory.max value"));
 	CHECK(strstr(r.err, "metrics: not serving no-such-host:99999"));
+	prog_result_free(&r);
+	/* an empty heap limit is none; a high one that is no size */
+	r = run_child("calls", "MCG_HEAP_MAX=", "MCG_HEAP_HIGH=1x");
+	CHECK_EQ(r.status, 0);
+	CHECK(strstr(r.out, "calls ok\n"));
+	CHECK(strstr(r.err, "MCG_HEAP_HIGH=1x: not a valid memory.high value"));
+	CHECK(!strstr(r.err, "MCG_HEAP_MAX"));
 	prog_result_free(&r);
 	/* a report that cannot be written */
 	r = run_child("report", "MCG_TEST_REPORT=/nonexistent/dir/report", NULL);

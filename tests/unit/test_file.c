@@ -9,6 +9,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "group_file.h"
 #include "memcg/file.h"
@@ -369,6 +372,64 @@ static void test_readahead(void)
 	free(b);
 }
 
+/*
+ * A file this process may only read: its backing descriptor is opened read
+ * only; a handle that would write, opened while that descriptor is the one
+ * cached, is refused (EACCES) even once the file has become writable; after
+ * the cache dropped the file, the new handle writes.  Steps as a user whom
+ * permissions bind; 0 or the failed steps' bits.
+ */
+static int read_only_steps(void)
+{
+	char own[PATH_MAX], p[PATH_MAX];
+	if (tmpdir_make(own, sizeof(own), "/tmp"))
+		return 1;
+	tmpdir_path(p, sizeof(p), own, "ro");
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	if (fd < 0 || write(fd, "ro", 2) != 2)
+		return 2;
+	close(fd);
+	int bad = 0;
+	mcg_file_t *r = NULL, *w = NULL;
+	char b[2] = {0};
+	bad |= (mcg_file_open(p, O_RDONLY, 0, &buffered, &r) != 0) << 2;
+	bad |= (!r || mcg_file_pread(r, b, 2, 0) != 2 || memcmp(b, "ro", 2)) << 3;
+	bad |= (mcg_file_open(p, O_WRONLY, 0, &buffered, &w) != -EACCES) << 4;
+	bad |= (chmod(p, 0644) != 0) << 5;
+	bad |= (mcg_file_open(p, O_WRONLY, 0, &buffered, &w) != -EACCES) << 6;
+	bad |= (mcg_file_open(p, O_RDONLY, 0, &buffered, &w) != 0 || mcg_file_close(w)) << 7;
+	if (r)
+		mcg_file_close(r);
+	mcg_file_drop_caches();
+	w = NULL;
+	bad |= (mcg_file_open(p, O_WRONLY, 0, &buffered, &w) != 0) << 8;
+	bad |= (w && (mcg_file_pwrite(w, "rw", 2, 0) != 2 || mcg_file_close(w))) << 9;
+	mcg_file_drop_caches();
+	unlink(p);
+	rmdir(own);
+	return bad;
+}
+
+static void test_read_only_file(void)
+{
+	if (geteuid() != 0) { /* permissions bind this process itself */
+		CHECK_EQ(read_only_steps(), 0);
+		return;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(1);
+		exit(read_only_steps()); /* exit: the child's coverage is written */
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -385,6 +446,7 @@ int main(void)
 	RUN(test_charges);
 	RUN(test_reparent);
 	RUN(test_readahead);
+	RUN(test_read_only_file);
 	mcg_file_drop_caches();
 	tmpdir_remove(dir);
 	return test_done();

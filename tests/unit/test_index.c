@@ -95,6 +95,7 @@ static void test_tags(void)
 {
 	struct mcg_index ix;
 	mcg_index_init(&ix);
+	CHECK(!mcg_index_tagged(&ix, MCG_TAG_DIRTY)); /* empty: no node at all */
 	for (uint64_t i = 0; i < 10000; i += 7)
 		REQUIRE(!insert(&ix, i));
 	CHECK(!mcg_index_tagged(&ix, MCG_TAG_DIRTY));
