@@ -106,6 +106,39 @@ static bool ask(int fd, const char *req, const char *prefix)
 	return n > 0 && !strncmp(buf, prefix, strlen(prefix));
 }
 
+/*
+ * A reply larger than the socket takes at once, to a client that reads it
+ * late: the server sends it in pieces as the client drains it, frees the
+ * large buffer after, and serves the next request on the connection.
+ */
+static void test_large_reply(void)
+{
+	enum { N = 1500 };
+	static mcg_group_t *g[N];
+	char name[80];
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "large-reply-%04d-%s", i,
+		         "padding-to-make-each-line-sixty-bytes-long");
+		REQUIRE(!mcg_group_create(NULL, name, &g[i]));
+	}
+	int fd = dial(path); /* test_start_stop left it serving */
+	REQUIRE(fd >= 0);
+	CHECK(send_all(fd, "groups\n", 7));
+	usleep(100000); /* the server fills the socket and waits for room */
+	long n = reply(fd, buf, sizeof(buf), 5000);
+	CHECK(n > 65536);
+	int lines = 0;
+	for (char *p = buf; (p = strstr(p, "\n/large-reply-")); p++)
+		lines++;
+	CHECK_EQ(lines, N);
+	CHECK(ask(fd, "read / memory.max\n", "ok 4\nmax\n")); /* and the next one */
+	close(fd);
+	for (int i = 0; i < N; i++) {
+		mcg_group_remove(g[i]);
+		mcg_group_put(g[i]);
+	}
+}
+
 static void test_start_stop(void)
 {
 	REQUIRE(mcg_control_start(path) == 0);
@@ -453,6 +486,7 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/s.sock", dir);
 	mcg_option_set("control_timeout_ms", 500);
 	RUN(test_start_stop);
+	RUN(test_large_reply);
 	RUN(test_framing);
 	RUN(test_half_line_times_out);
 	RUN(test_hundred_clients);
