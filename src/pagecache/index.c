@@ -281,3 +281,24 @@ void *mcg_index_next(const struct mcg_index *ix, uint64_t start, unsigned tag, u
 	}
 	return NULL;
 }
+
+uint64_t mcg_index_tagged_span(const struct mcg_index *ix, uint64_t start, unsigned tag,
+                               uint64_t max)
+{
+	uint64_t n = 0, i = start;
+	while (n < max) {
+		const struct mcg_index_node *leaf = leaf_of(ix, i);
+		if (!leaf)
+			break;
+		unsigned s = digit(leaf, i);
+		uint64_t ahead = ~(leaf->tags[tag] >> s); /* (zeros shifted in: a 1 ends it) */
+		unsigned run = ahead ? (unsigned)__builtin_ctzll(ahead) : MCG_INDEX_SLOTS;
+		if (run > MCG_INDEX_SLOTS - s)
+			run = MCG_INDEX_SLOTS - s;
+		n += run;
+		if (s + run < MCG_INDEX_SLOTS || i + run < i)
+			break; /* the span ends in this leaf (or at the last index) */
+		i += run;
+	}
+	return MCG_MIN(n, max);
+}
