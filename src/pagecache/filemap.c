@@ -38,6 +38,14 @@
 /* Copy @n bytes between @data and the segments at byte @pos of @iov. */
 static void iov_copy(const struct iovec *iov, int cnt, size_t pos, void *data, size_t n, bool out)
 {
+	if (likely(cnt == 1)) { /* pread / pwrite: one buffer */
+		char *b = (char *)iov[0].iov_base + pos;
+		if (out)
+			memcpy(b, data, n);
+		else
+			memcpy(data, b, n);
+		return;
+	}
 	char *d = data;
 	for (int i = 0; i < cnt && n; i++) {
 		if (pos >= iov[i].iov_len) {
