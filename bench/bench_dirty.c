@@ -271,9 +271,10 @@ static void case_overhead(void)
 
 /* ------------------------------------------------------------ throughput */
 
-/* memcg (writeback_io_depth as set), the kernel's page cache, O_DIRECT,
- * memcg with writeback_io_depth 1 (one backing write at a time). */
-enum { T_MCG, T_KERNEL, T_DIRECT, T_MCG1, NR_T };
+/* memcg (its options as set), the kernel's page cache, O_DIRECT; memcg
+ * with write-behind off (dirty_write_behind 0); memcg with neither
+ * write-behind nor writes in flight (writeback_io_depth 1). */
+enum { T_MCG, T_KERNEL, T_DIRECT, T_MCG_NOWB, T_MCG1, NR_T };
 
 /* One sequential round of a variant: wall time of the writes and of the
  * fsync, the writing thread's CPU time, and its page faults. */
@@ -290,15 +291,16 @@ static long thread_minflt(void)
 }
 
 /* Sequential 1 MiB writes of @size bytes and an fsync, by @v. */
-static struct seq_round seq_write(int v, long size, char *buf, long depth)
+static struct seq_round seq_write(int v, long size, char *buf, long depth, long behind)
 {
 	const char *name = "seq";
 	unlink(path_in(name));
 	struct seq_round out;
 	uint64_t t0, t1, t2, c0, c1;
 	long f0, f1;
-	if (v == T_MCG || v == T_MCG1) {
+	if (v == T_MCG || v == T_MCG_NOWB || v == T_MCG1) {
 		mcg_option_set("writeback_io_depth", v == T_MCG1 ? 1 : depth);
+		mcg_option_set("dirty_write_behind", v == T_MCG ? behind : 0);
 		mcg_file_t *f = mopen(name, O_RDWR | O_CREAT | O_TRUNC, NULL);
 		f0 = thread_minflt();
 		c0 = bench_thread_cpu_ns();
@@ -314,6 +316,7 @@ static struct seq_round seq_write(int v, long size, char *buf, long depth)
 		mcg_file_close(f);
 		mcg_file_drop_caches();
 		mcg_option_set("writeback_io_depth", depth);
+		mcg_option_set("dirty_write_behind", behind);
 	} else {
 		int fd = kopen(name, O_RDWR | O_CREAT | O_TRUNC | (v == T_DIRECT ? O_DIRECT : 0));
 		f0 = thread_minflt();
@@ -387,17 +390,18 @@ static void case_seq(char *buf)
 	long size = cfg.smoke ? 16 * MIB : 1024 * MIB;
 	int rounds = cfg.smoke ? 1 : MCG_MIN(cfg.runs, 3);
 	long depth = mcg_option(MCG_OPT_WRITEBACK_IO_DEPTH);
+	long behind = mcg_option(MCG_OPT_DIRTY_WRITE_BEHIND);
 	static struct seq_round sr[NR_T][MAX_ROUNDS];
 	static double sec[NR_T][MAX_ROUNDS];
-	bench_progress("throughput: sequential 1 MiB writes + fsync of %ld MiB, %d rounds, "
-	               "memcg at writeback_io_depth %ld and 1",
-	               size / MIB, rounds, depth);
+	bench_progress("throughput: sequential 1 MiB writes + fsync of %ld MiB, %d rounds; memcg "
+	               "at writeback_io_depth %ld, dirty_write_behind %ld, and without each",
+	               size / MIB, rounds, depth, behind);
 	/* Round -1 warms up (each variant's paths and files once).  The
 	 * variants take turns, each first in one round. */
 	for (int r = cfg.smoke ? 0 : -1; r < rounds; r++)
 		for (int k = 0; k < NR_T; k++) {
 			int v = (k + r + NR_T) % NR_T;
-			struct seq_round x = seq_write(v, size, buf, depth);
+			struct seq_round x = seq_write(v, size, buf, depth, behind);
 			if (r >= 0) {
 				sr[v][r] = x;
 				sec[v][r] = x.write_s + x.sync_s;
@@ -424,18 +428,20 @@ static void case_seq(char *buf)
 	double flt[MAX_ROUNDS];
 	for (int r = 0; r < rounds; r++) {
 		ks[r] = sr[T_KERNEL][r].sync_s;
-		ms[r] = sr[T_MCG][r].sync_s;
+		ms[r] = sr[T_MCG_NOWB][r].sync_s;
 		m1s[r] = sr[T_MCG1][r].sync_s;
 		kc[r] = sr[T_KERNEL][r].cpu_s;
 		mc[r] = sr[T_MCG][r].cpu_s;
 		flt[r] = (double)sr[T_MCG][r].faults;
 	}
-	snprintf(note, sizeof(note), "fsync s: memcg %.2f (depth 1: %.2f), kernel %.2f",
-	         bench_median(ms, rounds), bench_median(m1s, rounds), bench_median(ks, rounds));
-	report("throughput", "seq fsync alone memcg/kernel", bench_ratio_median(ks, ms, rounds),
-	       "ratio", 0, 0, note);
-	snprintf(note, sizeof(note), "write+fsync MB/s at depth 1: %.0f", mbs[T_MCG1]);
-	report("throughput", "seq write+fsync depth 1/kernel",
+	snprintf(note, sizeof(note),
+	         "write+fsync MB/s %.0f; fsync s: %.2f at depth %ld, %.2f at depth 1, kernel %.2f",
+	         mbs[T_MCG_NOWB], bench_median(ms, rounds), depth, bench_median(m1s, rounds),
+	         bench_median(ks, rounds));
+	report("throughput", "seq no write-behind/kernel",
+	       bench_ratio_median(sec[T_KERNEL], sec[T_MCG_NOWB], rounds), "ratio", 0, 0, note);
+	snprintf(note, sizeof(note), "write+fsync MB/s %.0f (no write-behind either)", mbs[T_MCG1]);
+	report("throughput", "seq depth 1/kernel",
 	       bench_ratio_median(sec[T_KERNEL], sec[T_MCG1], rounds), "ratio", 0, 0, note);
 	double faults = bench_median(flt, rounds);
 	snprintf(note, sizeof(note),

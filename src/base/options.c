@@ -78,6 +78,12 @@ static struct mcg_option options[MCG_OPT_COUNT] = {
                                         "backing writes (runs of up to 4 MiB) one writeback of "
                                         "a file keeps in flight, on a pool of as many threads "
                                         "(1: one at a time, in the writing thread)"},
+        [MCG_OPT_DIRTY_WRITE_BEHIND] = {"dirty_write_behind", "MCG_DIRTY_WRITE_BEHIND", 4L << 20,
+                                        4L << 20, 0, 1L << 30, "bytes",
+                                        "write-behind: a handle writing a file sequentially has "
+                                        "each aligned chunk of this many bytes written as soon "
+                                        "as it is complete, while its domains are under their "
+                                        "background thresholds (0: off)"},
 };
 
 static bool options_use_env = true;

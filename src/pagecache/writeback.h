@@ -38,6 +38,15 @@
  * A page written during its writeback cannot be: writers wait for
  * WRITEBACK to clear (stable pages), then dirty it again.
  *
+ * Write-behind (mcg_wb_behind(), option dirty_write_behind): a handle
+ * writing sequentially that completes an aligned chunk adds it to the
+ * file's write-behind range (behind_from/behind_to, one range per file)
+ * and queues its domain's flushers, which take the range and write its
+ * DIRTY pages (MCG_WB_BEHIND, at most BEHIND_TURN pages a turn, the rest
+ * queued again) - only while the writer's domains are under their
+ * background thresholds (filemap.c), so that over them the throttle and
+ * background writeback alone share the device between groups.
+ *
  * fsync (mcg_wb_fsync()): under wb_lock (so after any writeback in flight
  * on the file), tag every DIRTY page TOWRITE, write the TOWRITE pages
  * (pages dirtied meanwhile are not tagged: they cannot starve it), then
@@ -62,6 +71,7 @@
 enum mcg_wb_mode {
 	MCG_WB_BACKGROUND, /* DIRTY pages from the cursor on, wrapping; wb_lock tried, not waited */
 	MCG_WB_SYNC,       /* TOWRITE pages, all of them; wb_lock waited for */
+	MCG_WB_BEHIND,     /* DIRTY pages of the file's write-behind range; wb_lock tried */
 };
 
 /** Work a domain may have queued for the flushers (flusher.c). */
@@ -69,6 +79,7 @@ enum mcg_wb_work {
 	MCG_WB_WORK_BACKGROUND = 1u << 0, /* over the background threshold */
 	MCG_WB_WORK_PERIODIC = 1u << 1,   /* write what is older than the expiry */
 	MCG_WB_WORK_RECLAIM = 1u << 2,    /* reclaim found only dirty pages */
+	MCG_WB_WORK_BEHIND = 1u << 3,     /* files have write-behind ranges */
 };
 
 /**
@@ -92,6 +103,14 @@ void mcg_wb_page_undirty_locked(struct mcg_inode *in, struct mcg_fpage *page);
  * -EBUSY (background: another writeback holds the file).
  */
 int mcg_wb_write_file(struct mcg_inode *in, long nr_pages, enum mcg_wb_mode mode, long *written);
+
+/**
+ * mcg_wb_behind - a sequential writer of @in has completed pages
+ * [@from, @to) (write-behind, option dirty_write_behind): add them to the
+ * file's write-behind range and queue the flushers to write its dirty
+ * pages, without waiting.  Takes the mapping lock.
+ */
+void mcg_wb_behind(struct mcg_inode *in, uint64_t from, uint64_t to);
 
 /**
  * mcg_wb_flush - fsync's writing part: every page dirty now written, those

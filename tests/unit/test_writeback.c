@@ -2,9 +2,10 @@
 /*
  * test_writeback.c - dirty and writeback state changes (pagecache/
  * writeback.c), errors kept dirty and reported once per handle (errseq),
- * background writeback over a group's background threshold and periodic
- * writeback of expired files (the flushers), and the throttle holding a
- * group's dirty data under its limit.
+ * background writeback over a group's background threshold, periodic
+ * writeback of expired files and write-behind of sequential writers (the
+ * flushers), runs in flight, and the throttle holding a group's dirty data
+ * under its limit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -328,6 +329,8 @@ static void test_fsync_not_starved(void)
 static void test_emulated_device(void)
 {
 	CHECK_EQ(mcg_fault_io_rate(MCG_FAULT_IO_SYNC, 1), -EINVAL);
+	long behind = mcg_option(MCG_OPT_DIRTY_WRITE_BEHIND);
+	REQUIRE(!mcg_option_set("dirty_write_behind", 0)); /* all 4 MiB left to the fsync */
 	mcg_file_t *f = open_new("device", NULL);
 	REQUIRE(f);
 	char *b = malloc(4 << 20);
@@ -342,6 +345,7 @@ static void test_emulated_device(void)
 	REQUIRE(!mcg_fault_io_rate(0, 0));
 	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 	CHECK(ms >= 4.0 * 1048576 / 64e6 * 1e3 * 0.99);
+	REQUIRE(!mcg_option_set("dirty_write_behind", behind));
 	mcg_file_close(f);
 	free(b);
 }
@@ -518,6 +522,94 @@ static void test_extend_backing(void)
 	in_flight_end();
 }
 
+/* ------------------------------------------------------------ write-behind */
+
+/* Wait (at most 10 s) until @g has written @written pages and has none
+ * under writeback; Return: its file_written then. */
+static long wait_written(mcg_group_t *g, long written)
+{
+	long w = 0;
+	for (int i = 0; i < 1000; i++) {
+		w = stat_of(g, "file_written");
+		if (w >= written && !stat_of(g, "file_writeback"))
+			break;
+		sleep_ms(10);
+	}
+	return w;
+}
+
+/*
+ * Write-behind, with no periodic pass and the group far under its
+ * background threshold (nothing else writes): a handle writing
+ * sequentially has each complete aligned chunk (16 pages here) written
+ * without fsync, and only that chunk's pages; a partial chunk, a write
+ * that does not continue the handle's last one, and dirty_write_behind 0
+ * start nothing (the file's write-behind range stays empty).
+ */
+static void test_write_behind(void)
+{
+	long saved = mcg_option(MCG_OPT_DIRTY_WRITE_BEHIND);
+	REQUIRE(!mcg_option_set("dirty_writeback_centisecs", 0));
+	REQUIRE(!mcg_option_set("dirty_write_behind", 16 * 4096));
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wbbehind", &g));
+	REQUIRE(!mcg_group_write(g, "memory.dirty_bytes", "64M"));
+	REQUIRE(!mcg_group_write(g, "memory.dirty_background_bytes", "32M"));
+	mcg_file_t *f = open_new("behind", g);
+	REQUIRE(f);
+	struct mcg_inode *in = f->inode;
+	enum { P = 4096 };
+	char *b = malloc(112 * P);
+	REQUIRE(b);
+	for (size_t i = 0; i < 112 * P; i++)
+		b[i] = (char)(i * 13 + i / P);
+	/* Pages 0-15 in four sequential writes: the fourth completes chunk 0. */
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(mcg_file_pwrite(f, b + i * 4 * P, 4 * P, i * 4 * P), 4 * P);
+		CHECK_EQ(__atomic_load_n(&in->behind_to, __ATOMIC_RELAXED), 0);
+	}
+	CHECK_EQ(mcg_file_pwrite(f, b + 12 * P, 4 * P, 12 * P), 4 * P);
+	CHECK_EQ(wait_written(g, 16), 16);
+	CHECK_EQ(stat_of(g, "file_dirty"), 0);
+	size_t len;
+	char *disk =
+	        tmpdir_read_file(path_of("behind"), &len); /* no fsync: written by the flushers */
+	CHECK(disk && len == 16 * P && !memcmp(disk, b, 16 * P));
+	free(disk);
+	/* Pages 16-23, sequential: chunk 1 not complete. */
+	CHECK_EQ(mcg_file_pwrite(f, b + 16 * P, 8 * P, 16 * P), 8 * P);
+	CHECK_EQ(__atomic_load_n(&in->behind_to, __ATOMIC_RELAXED), 0);
+	/* Pages 48-63, all of chunk 3, but not where the last write ended. */
+	CHECK_EQ(mcg_file_pwrite(f, b + 48 * P, 16 * P, 48 * P), 16 * P);
+	CHECK_EQ(__atomic_load_n(&in->behind_to, __ATOMIC_RELAXED), 0);
+	CHECK_EQ(stat_of(g, "file_dirty"), 24 * P);
+	/* Pages 64-79 continue it: chunk 4 written, and nothing else. */
+	CHECK_EQ(mcg_file_pwrite(f, b + 64 * P, 16 * P, 64 * P), 16 * P);
+	CHECK_EQ(wait_written(g, 32), 32);
+	CHECK_EQ(stat_of(g, "file_dirty"), 24 * P);
+	/* Off: pages 80-95, sequential, chunk 5 complete, stay dirty. */
+	REQUIRE(!mcg_option_set("dirty_write_behind", 0));
+	CHECK_EQ(mcg_file_pwrite(f, b + 80 * P, 16 * P, 80 * P), 16 * P);
+	CHECK_EQ(__atomic_load_n(&in->behind_to, __ATOMIC_RELAXED), 0);
+	CHECK_EQ(stat_of(g, "file_dirty"), 40 * P);
+	CHECK_EQ(stat_of(g, "file_written"), 32);
+	/* fsync writes the rest; every byte lands (the hole 24-47 reads 0). */
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK_EQ(stat_of(g, "file_written"), 72);
+	CHECK_EQ(stat_of(g, "file_dirty"), 0);
+	memset(b + 24 * P, 0, 24 * P);
+	disk = tmpdir_read_file(path_of("behind"), &len);
+	CHECK(disk && len == 96 * P && !memcmp(disk, b, 96 * P));
+	free(disk);
+	REQUIRE(!mcg_option_set("dirty_write_behind", saved));
+	REQUIRE(!mcg_option_set("dirty_writeback_centisecs", 500));
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(g);
+	mcg_group_put(g);
+	free(b);
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -537,6 +629,7 @@ int main(void)
 	RUN(test_in_flight_writeback);
 	RUN(test_in_flight_error);
 	RUN(test_extend_backing);
+	RUN(test_write_behind);
 	mcg_file_sync_all();
 	mcg_file_drop_caches();
 	tmpdir_remove(dir);
