@@ -22,6 +22,8 @@ static const struct {
          "the control socket off / on / polled: its cost to the fast paths"},
         {"dirty", bench_dirty_main,
          "seed 004: page cache dirty limits - overhead, throughput, bound, fairness, pauses"},
+        {"programs", bench_programs_main,
+         "real programs (python3, sqlite3, xz, sort, gcc, perl, a cache server) on each malloc"},
 };
 
 int mcg_cmd_bench(int argc, char **argv)

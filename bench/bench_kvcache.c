@@ -263,7 +263,9 @@ int bench_kvcache_main(int argc, char **argv)
 
 	static struct round res[NV][MAX_RUNS];
 	for (int r = 0; r < runs; r++) {
-		for (int v = 0; v < NV; v++) {
+		/* The order rotates from round to round: none always runs first. */
+		for (int k = 0; k < NV; k++) {
+			int v = (r + k) % NV;
 			if (v == V_REDIS && !have_redis)
 				continue;
 			bench_progress("round %d/%d: %s", r + 1, runs, vnames[v]);

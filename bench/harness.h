@@ -89,13 +89,14 @@ void bench_emit_json(const char *bench, const char *variant, const char *extra, 
                      const char *unit);
 
 /* Benchmarks: each a `memcg bench NAME` program. */
-int bench_slab_main(int argc, char **argv);    /* bench_slab.c */
-int bench_charge_main(int argc, char **argv);  /* bench_charge.c */
-int bench_reclaim_main(int argc, char **argv); /* bench_reclaim.c */
-int bench_objcg_main(int argc, char **argv);   /* bench_objcg.c */
-int bench_kvcache_main(int argc, char **argv); /* bench_kvcache.c */
-int bench_control_main(int argc, char **argv); /* bench_control.c */
-int bench_dirty_main(int argc, char **argv);   /* bench_dirty.c */
+int bench_slab_main(int argc, char **argv);     /* bench_slab.c */
+int bench_charge_main(int argc, char **argv);   /* bench_charge.c */
+int bench_reclaim_main(int argc, char **argv);  /* bench_reclaim.c */
+int bench_objcg_main(int argc, char **argv);    /* bench_objcg.c */
+int bench_kvcache_main(int argc, char **argv);  /* bench_kvcache.c */
+int bench_control_main(int argc, char **argv);  /* bench_control.c */
+int bench_dirty_main(int argc, char **argv);    /* bench_dirty.c */
+int bench_programs_main(int argc, char **argv); /* bench_programs.c */
 
 /** bench_group_key - the value of line "@key N" of @file (memory.stat...) of group @g, or -1. */
 struct mcg_group;

@@ -8,7 +8,9 @@
 #               checks the metrics), util-linux and bsdutils (setpriv runs a
 #               client as another user; script gives memcg top a terminal)
 #   baselines:  libjemalloc2, libmimalloc2.0, libtcmalloc-minimal4 (benchmarks)
-#   plots:      gnuplot-nox (memcg bench dirty --plot)
+#   plots:      gnuplot-nox (memcg bench dirty --plot, memcg bench programs --plot)
+#   programs:   sqlite3, xz-utils: `memcg bench programs` runs sqlite3, xz,
+#               sort, gcc, perl and python3 on every malloc
 #   kvcache:    redis-server, redis-tools (redis-cli, redis-benchmark): the
 #               example server's tests, demo and benchmark talk to it with
 #               real clients and compare it with a real redis-server
@@ -16,7 +18,8 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config python3 perl git clang-format
       libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 redis-server redis-tools
-      libmicrohttpd-dev curl prometheus util-linux bsdutils gnuplot-nox)
+      libmicrohttpd-dev curl prometheus util-linux bsdutils gnuplot-nox
+      sqlite3 xz-utils)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

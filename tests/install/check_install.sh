@@ -11,6 +11,10 @@ libdir=$(ls -d "$tmp"/prefix/lib* | head -n1)
 test -f "$tmp/prefix/include/memcg/slab.h"
 test -x "$tmp/prefix/bin/memcg"
 ls "$libdir"/libmemcg-preload.so >/dev/null
+# memcg bench programs finds its cache-server program in libexec/memcg
+test -x "$tmp/prefix/libexec/memcg/memcg-churn"
+"$tmp/prefix/bin/memcg" bench programs --smoke --case churn 2>/dev/null |
+	grep -q "^churn "
 if [ -e "$build/memcg-kvcache" ]; then # built with MCG_BUILD_EXAMPLES
 	"$tmp/prefix/bin/memcg-kvcache" --help | grep -q "usage: memcg-kvcache"
 fi
