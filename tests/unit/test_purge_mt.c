@@ -175,10 +175,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	RUN(test_purge_races);
 	int rc = test_done();
-	/* Already the locked path (TSan builds): no rerun - it would test the
-	 * same path again, and its fork holds every cache's CPU locks at once,
-	 * more than the 64 TSan's deadlock detector tracks. */
-	if (!getenv("MCG_TEST_LOCKED") && mcg_percpu_mode() == MCG_PERCPU_RSEQ) {
+	if (!getenv("MCG_TEST_LOCKED")) {
 		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
 		rc = test_merge(rc, test_run_locked(argv));
 	}
