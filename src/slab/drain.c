@@ -39,6 +39,7 @@
 #include "base/log.h"
 #include "base/options.h"
 #include "os/os.h"
+#include "page/large.h"
 #include "page/pages.h"
 #include "slab/slab.h"
 
@@ -246,7 +247,7 @@ mcg_public long mcg_slab_shrink_all(void)
 	mcg_list_for_each (pos, &mcg_cache_list)
 		bytes += mcg_cache_shrink(mcg_list_entry(pos, struct mcg_cache, link));
 	mcg_unlock(&mcg_cache_list_lock);
-	return bytes;
+	return bytes + (long)mcg_large_flush(); /* and the retained large blocks */
 }
 
 /* ------------------------------------------------------------ the reaper */

@@ -13,6 +13,7 @@
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
 #include "page/chunk.h"
+#include "page/large.h"
 #include "test.h"
 
 static int nreports;
@@ -265,23 +266,32 @@ static void test_aligned(void)
 
 static void test_large_mapped(void)
 {
+	mcg_slab_shrink_all(); /* no large block retained by the tests before */
+	CHECK_EQ(mcg_large_retained(), 0);
 	size_t base = mcg_os_mapped_bytes();
-	size_t sizes[] = {MCG_KMALLOC_MAX_CACHE_SIZE + 1, 300 * 1024, 1 << 20, 5 << 20, 40 << 20};
+	/* Usable sizes: four classes per power of two up to 64 MiB, pages above. */
+	const size_t K = 1024, M = 1024 * 1024;
+	size_t sizes[] = {MCG_KMALLOC_MAX_CACHE_SIZE + 1, 300 * K, M, 5 * M - 1, 40 * M, 70 * M + 1};
+	size_t usable[] = {320 * K, 320 * K, M, 5 * M, 40 * M, 70 * M + 4096};
 	void *p[MCG_ARRAY_SIZE(sizes)];
 	size_t want = base;
 	for (size_t i = 0; i < MCG_ARRAY_SIZE(sizes); i++) {
 		p[i] = mcg_malloc(sizes[i]);
 		REQUIRE(p[i]);
-		/* Its own mapping: the chunk header's unit, then the block in pages. */
-		size_t block = (sizes[i] + 4095) / 4096 * 4096;
-		want += 65536 + block;
+		/* Its own mapping: the chunk header's unit, then the block. */
+		want += 65536 + usable[i];
 		CHECK_EQ(mcg_os_mapped_bytes(), want);
 		memset(p[i], 0x77, sizes[i]);
-		CHECK_EQ(mcg_malloc_usable_size(p[i]), block);
+		CHECK_EQ(mcg_malloc_usable_size(p[i]), usable[i]);
 		CHECK(mcg_malloc_usable_size((char *)p[i] + 16) == 0);
 	}
 	for (size_t i = 0; i < MCG_ARRAY_SIZE(sizes); i++)
 		mcg_free(p[i]);
+	/* Freed: retained (the class sizes, under the cap) or unmapped (70 MiB). */
+	CHECK(mcg_large_retained() >= 65536 + 320 * K);
+	CHECK_EQ(mcg_os_mapped_bytes(), base + mcg_large_retained());
+	CHECK(mcg_slab_shrink_all() >= (long)(65536 + 320 * K));
+	CHECK_EQ(mcg_large_retained(), 0);
 	CHECK_EQ(mcg_os_mapped_bytes(), base);
 	/* A pointer inside a large block is foreign, and the block survives. */
 	char *q = mcg_malloc(1 << 20);
@@ -293,6 +303,7 @@ static void test_large_mapped(void)
 	CHECK_EQ(mcg_os_mapped_bytes(), with);
 	q[0] = 1;
 	mcg_free(q);
+	mcg_slab_shrink_all();
 	CHECK_EQ(mcg_os_mapped_bytes(), base);
 }
 
