@@ -144,27 +144,62 @@ static size_t unmap_list(struct mcg_list *gone)
 	return bytes;
 }
 
-/* A retained chunk for a block of usable size @usable (of bin @bin): its
- * class's newest, else the smallest larger one cut down.  NULL if none. */
+/*
+ * Resize the mapping of chunk @c (out of every list) to @map bytes, its
+ * block keeping its offset: in place, or moved (mremap) when it grows and
+ * the space after it is taken.  Return: its chunk, or NULL (@c untouched).
+ */
+static struct mcg_chunk *remap_chunk(struct mcg_chunk *c, size_t map)
+{
+	size_t off = (size_t)((char *)c->large_ptr - (char *)c), old = c->map_size;
+	/* Off the map while it moves: once moved, its old place may be mapped
+	 * and registered by another thread before we could unregister it. */
+	if (map > old)
+		mcg_chunk_unregister(c);
+	struct mcg_chunk *n = mcg_os_remap(c, old, map, MCG_CHUNK_SIZE);
+	if (!n) {
+		mcg_chunk_register(c);
+		return NULL;
+	}
+	n->map_size = map;
+	n->large_size = map - off;
+	n->large_ptr = (char *)n + off;
+	if (n != c) { /* its list heads moved with it: unlinked, self-pointing */
+		mcg_list_init(&n->link);
+		mcg_list_init(&n->large_lru);
+	}
+	if (map > old)
+		mcg_chunk_register(n);
+	return n;
+}
+
+/*
+ * A retained chunk for a block of usable size @usable (of bin @bin): its
+ * class's newest; else the smallest larger one, its tail cut off; else
+ * the largest smaller one, grown (its resident pages serve, only the rest
+ * is faulted in).  So a burst of blocks of other classes takes the
+ * retained ones instead of mapping beside them.  NULL if none.
+ */
 static struct mcg_chunk *take_retained(size_t usable, int bin)
 {
 	mcg_lock(&large.lock);
-	uint64_t fit = large.nonempty & (~0ull << bin);
-	if (!fit) {
+	uint64_t any = large.nonempty, up = any & (~0ull << bin);
+	if (!any) {
 		mcg_unlock(&large.lock);
 		return NULL;
 	}
-	int b = __builtin_ctzll(fit);
+	int b = up ? __builtin_ctzll(up) : 63 - __builtin_clzll(any);
 	struct mcg_chunk *c = mcg_list_entry(large.bins[b].next, struct mcg_chunk, link);
 	unretain_locked(c, b);
 	mcg_unlock(&large.lock);
-	if (b != bin) { /* cut the tail off: shrinking a mapping cannot fail */
-		size_t map = MCG_UNIT_SIZE + usable;
-		mcg_os_remap(c, c->map_size, map, MCG_CHUNK_SIZE);
-		c->map_size = map;
-		c->large_size = usable;
+	if (b == bin)
+		return c;
+	struct mcg_chunk *n = remap_chunk(c, MCG_UNIT_SIZE + usable);
+	if (!n) { /* a growth the OS refused: give the block back to it */
+		mcg_chunk_unregister(c);
+		mcg_os_unmap(c, c->map_size);
 	}
-	return c;
+	return n;
 }
 
 void *mcg_large_alloc(size_t size, size_t align)
@@ -235,32 +270,16 @@ struct mcg_chunk *mcg_large_resize(struct mcg_chunk *c, size_t size)
 	size_t usable = mcg_large_usable(size);
 	if (!usable)
 		return NULL;
-	size_t off = (size_t)((char *)c->large_ptr - (char *)c);
-	size_t old = c->map_size, map = off + usable;
+	size_t old = c->map_size, map = (size_t)((char *)c->large_ptr - (char *)c) + usable;
 	if (map == old)
 		return c;
-	/* Off the map while it moves: once moved, its old place may be mapped
-	 * and registered by another thread before we could unregister it. */
-	if (map > old)
-		mcg_chunk_unregister(c);
-	struct mcg_chunk *n = mcg_os_remap(c, old, map, MCG_CHUNK_SIZE);
-	if (!n) {
-		mcg_chunk_register(c);
+	struct mcg_chunk *n = remap_chunk(c, map);
+	if (!n)
 		return NULL;
-	}
-	n->map_size = map;
-	n->large_size = usable;
-	n->large_ptr = (char *)n + off;
-	if (n != c) { /* its list heads moved with it: unlinked, self-pointing */
-		mcg_list_init(&n->link);
-		mcg_list_init(&n->large_lru);
-	}
-	if (map > old) {
-		mcg_chunk_register(n);
+	if (map > old)
 		in_use_add(map - old);
-	} else {
+	else
 		__atomic_sub_fetch(&large_in_use, old - map, __ATOMIC_RELAXED);
-	}
 	return n;
 }
 

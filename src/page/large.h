@@ -10,8 +10,10 @@
  *
  * The retained cache: a freed block of a class size at MCG_UNIT_SIZE stays
  * mapped, resident and registered, in a bin of its class, for the next
- * block of that class (or a smaller one: the smallest larger retained
- * block is cut down to the class, its tail unmapped).  It is charged to no
+ * block of that class; a block of a class with none retained takes the
+ * smallest larger one, cut down (its tail unmapped), else the largest
+ * smaller one, grown (mremap): a retained block's resident pages serve the
+ * next large block whatever its class.  It is charged to no
  * group while retained: a block's pages are charged while it is handed
  * out (slab/kmalloc.c).  Bounded: the retained bytes (whole mappings) stay
  * under a cap of MCG_LARGE_RETAIN_FLOOR plus half the most bytes of large
