@@ -45,14 +45,14 @@ enum mcg_chunk_kind { MCG_CHUNK_SLABS = 1, MCG_CHUNK_LARGE = 2 };
 struct mcg_chunk {
 	uint32_t magic;
 	uint16_t node;
-	uint16_t kind;        /* enum mcg_chunk_kind */
-	uint64_t free_units;  /* SLABS: bit u set = unit u free (page lock) */
-	struct mcg_list link; /* SLABS: the node's chunk list (page lock) */
-	size_t map_size;      /* bytes mapped for this chunk */
-	size_t large_size;    /* LARGE: usable bytes of the block */
-	void *large_ptr;      /* LARGE: the block */
-	void *large_objcg;    /* LARGE: the objcg charged for it, or NULL */
-	uint32_t idle_steps;  /* SLABS: aging steps found it all free in a row (page lock) */
+	uint16_t kind;             /* enum mcg_chunk_kind */
+	uint64_t free_units;       /* SLABS: bit u set = unit u free (page lock) */
+	struct mcg_list link;      /* SLABS: the node's chunk list (page lock) */
+	size_t map_size;           /* bytes mapped for this chunk */
+	size_t large_size;         /* LARGE: usable bytes of the block */
+	void *large_ptr;           /* LARGE: the block */
+	void *large_objcg;         /* LARGE: the objcg charged for it, or NULL */
+	uint32_t idle_steps;       /* SLABS: aging steps found it all free in a row (page lock) */
 	uint16_t large_cached;     /* LARGE: 1 while retained for reuse (large lock) */
 	uint16_t large_zero;       /* LARGE: the block reads zero (a fresh mapping; its owner) */
 	struct mcg_list large_lru; /* LARGE, retained: the age list, oldest first (large lock) */

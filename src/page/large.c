@@ -34,6 +34,7 @@
 #define FIRST_SHIFT 18 /* classes of (2^18, 2^19] first: above the kmalloc caches */
 #define LAST_SHIFT 25  /* classes of (2^25, 2^26] last: up to MCG_LARGE_CLASS_MAX */
 #define LARGE_BINS ((LAST_SHIFT - FIRST_SHIFT + 1) * 4)
+#define WHOLE_CLASSES 4 /* a retained block up to 4 classes (2x) larger goes out whole */
 
 _Static_assert(MCG_KMALLOC_MAX_CACHE_SIZE == (size_t)1 << FIRST_SHIFT, "first large class");
 _Static_assert(MCG_LARGE_CLASS_MAX == (size_t)1 << (LAST_SHIFT + 1), "last large class");
@@ -174,25 +175,33 @@ static struct mcg_chunk *remap_chunk(struct mcg_chunk *c, size_t map)
 }
 
 /*
- * A retained chunk for a block of usable size @usable (of bin @bin): its
- * class's newest; else the smallest larger one, its tail cut off; else
- * the largest smaller one, grown (its resident pages serve, only the rest
- * is faulted in).  So a burst of blocks of other classes takes the
- * retained ones instead of mapping beside them.  NULL if none.
+ * A retained chunk for a block of usable size @usable (of bin @bin), or
+ * NULL if none.  The rule, in order:
+ *   1. the newest of its class;
+ *   2. the smallest larger one up to twice its size, handed out whole (at
+ *      most half of it unasked for: the bound mcg_realloc() keeps a block
+ *      in place by), with no OS call and no page to fault in;
+ *   3. the largest smaller one, grown (mremap): its resident pages serve,
+ *      only the rest is faulted in;
+ *   4. the smallest larger one, cut down to the class (its tail unmapped).
+ * So a burst of blocks of other classes takes the retained ones instead of
+ * mapping beside them, and blocks drift towards the sizes in use.
  */
 static struct mcg_chunk *take_retained(size_t usable, int bin)
 {
 	mcg_lock(&large.lock);
-	uint64_t any = large.nonempty, up = any & (~0ull << bin);
+	uint64_t any = large.nonempty, up = any & (~0ull << bin), down = any & ~up;
 	if (!any) {
 		mcg_unlock(&large.lock);
 		return NULL;
 	}
-	int b = up ? __builtin_ctzll(up) : 63 - __builtin_clzll(any);
+	int b = up ? __builtin_ctzll(up) : -1;
+	if (b < 0 || (b > bin + WHOLE_CLASSES && down))
+		b = 63 - __builtin_clzll(down);
 	struct mcg_chunk *c = mcg_list_entry(large.bins[b].next, struct mcg_chunk, link);
 	unretain_locked(c, b);
 	mcg_unlock(&large.lock);
-	if (b == bin)
+	if (b >= bin && b <= bin + WHOLE_CLASSES)
 		return c;
 	struct mcg_chunk *n = remap_chunk(c, MCG_UNIT_SIZE + usable);
 	if (!n) { /* a growth the OS refused: give the block back to it */

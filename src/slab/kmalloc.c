@@ -275,8 +275,8 @@ static mcg_noinline void *large_resize(struct mcg_chunk *ch, size_t size)
 	size_t usable = mcg_large_usable(size);
 	unsigned long old_pages = ch->large_size / MCG_GROUP_PAGE_SIZE;
 	unsigned long new_pages = usable / MCG_GROUP_PAGE_SIZE;
-	if (!usable || (x && new_pages > old_pages &&
-	                mcg_objcg_charge_pages(x, new_pages - old_pages, 0))) {
+	if (!usable ||
+	    (x && new_pages > old_pages && mcg_objcg_charge_pages(x, new_pages - old_pages, 0))) {
 		errno = ENOMEM;
 		return NULL;
 	}

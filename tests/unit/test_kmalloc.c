@@ -282,7 +282,8 @@ static void test_large_mapped(void)
 	size_t base = mcg_os_mapped_bytes();
 	/* Usable sizes: four classes per power of two up to 64 MiB, pages above. */
 	const size_t K = 1024, M = 1024 * 1024;
-	size_t sizes[] = {MCG_KMALLOC_MAX_CACHE_SIZE + 1, 300 * K, M, 5 * M - 1, 40 * M, 70 * M + 1};
+	size_t sizes[] = {
+	        MCG_KMALLOC_MAX_CACHE_SIZE + 1, 300 * K, M, 5 * M - 1, 40 * M, 70 * M + 1};
 	size_t usable[] = {320 * K, 320 * K, M, 5 * M, 40 * M, 70 * M + 4096};
 	void *p[MCG_ARRAY_SIZE(sizes)];
 	size_t want = base;

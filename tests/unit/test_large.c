@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_large.c - large blocks (page/large.c): class sizes; a freed block is
- * retained and comes back for its class (or, cut down, for a smaller one)
- * with no new mapping; the retained bytes stay under the cap (a floor plus
+ * retained and comes back with no new mapping - for its class, whole for a
+ * class at least half its size, cut down for a smaller one, grown for a
+ * larger one; the retained bytes stay under the cap (a floor plus
  * half the recent peak), aging unmaps what sat through a step, flush
  * unmaps everything; a double free is refused; resize grows in place,
  * moves (mremap) or shrinks, keeping the contents; injected faults fail
@@ -53,7 +54,7 @@ static void test_classes(void)
 	CHECK_EQ(mcg_large_usable(5 * M - 1), 5 * M);
 	CHECK_EQ(mcg_large_usable(64 * M), 64 * M);
 	CHECK_EQ(mcg_large_usable(64 * M + 1), 64 * M + 4096); /* pages above the classes */
-	CHECK_EQ(mcg_large_usable(100 * K), 100 * K);           /* small aligned blocks: pages */
+	CHECK_EQ(mcg_large_usable(100 * K), 100 * K);          /* small aligned blocks: pages */
 	CHECK_EQ(mcg_large_usable(0), 4096);
 	CHECK_EQ(mcg_large_usable(SIZE_MAX - 100), 0);
 }
@@ -62,37 +63,47 @@ static void test_reuse(void)
 {
 	reset();
 	size_t mapped0 = mcg_os_mapped_bytes(), in_use0 = mcg_large_in_use();
-	char *p = mcg_large_alloc(600 * K, 16);
+	char *p = mcg_large_alloc(M, 16);
 	REQUIRE(p);
-	CHECK_EQ(chunk(p)->large_size, 640 * K);
+	CHECK_EQ(chunk(p)->large_size, M);
 	CHECK_EQ(chunk(p)->large_zero, 1);
-	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + 640 * K);
-	CHECK_EQ(mcg_large_in_use(), in_use0 + HDR + 640 * K);
-	fill(p, 640 * K, 0x5a);
+	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + M);
+	CHECK_EQ(mcg_large_in_use(), in_use0 + HDR + M);
+	fill(p, M, 0x5a);
 	CHECK_EQ(mcg_large_free(chunk(p)), 0);
-	CHECK_EQ(mcg_large_retained(), HDR + 640 * K);
+	CHECK_EQ(mcg_large_retained(), HDR + M);
 	CHECK_EQ(mcg_large_in_use(), in_use0);
-	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + 640 * K); /* still mapped */
+	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + M); /* still mapped */
 	CHECK(mcg_chunk_owned(p));
 
 	/* The same class: the same block, no new mapping, not zero. */
-	char *q = mcg_large_alloc(620 * K, 16);
+	char *q = mcg_large_alloc(M - 1000, 16);
 	CHECK(q == p);
 	REQUIRE(q);
-	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + 640 * K);
+	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + M);
 	CHECK_EQ(mcg_large_retained(), 0);
+	CHECK_EQ(mcg_large_in_use(), in_use0 + HDR + M);
 	CHECK_EQ(chunk(q)->large_zero, 0);
 	CHECK(chunk(q)->large_objcg == NULL);
-	CHECK(filled(q, 640 * K, 0x5a)); /* what its last user wrote */
+	CHECK(filled(q, M, 0x5a)); /* what its last user wrote */
 	CHECK_EQ(mcg_large_free(chunk(q)), 0);
 
-	/* A smaller class: the retained block cut down, its tail unmapped. */
-	char *r = mcg_large_alloc(300 * K, 16);
+	/* A class at least half its size (640 KiB): handed out whole. */
+	char *r = mcg_large_alloc(600 * K, 16);
+	CHECK(r == p);
+	REQUIRE(r);
+	CHECK_EQ(chunk(r)->large_size, M);
+	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + M);
+	CHECK_EQ(mcg_large_free(chunk(r)), 0);
+
+	/* A class under half its size (320 KiB): cut down, its tail unmapped. */
+	r = mcg_large_alloc(300 * K, 16);
 	CHECK(r == p);
 	REQUIRE(r);
 	CHECK_EQ(chunk(r)->large_size, 320 * K);
 	CHECK_EQ(chunk(r)->map_size, HDR + 320 * K);
 	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + 320 * K);
+	CHECK_EQ(mcg_large_in_use(), in_use0 + HDR + 320 * K);
 	CHECK(filled(r, 320 * K, 0x5a));
 	CHECK_EQ(mcg_large_free(chunk(r)), 0);
 
@@ -106,14 +117,28 @@ static void test_reuse(void)
 	CHECK(filled(s, 320 * K, 0x5a));
 	CHECK_EQ(mcg_large_retained(), 0);
 	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + 768 * K);
-	CHECK(s == r || !mcg_chunk_owned(r)); /* moved: its old place is no longer memcg's */
+	CHECK(s == r || !mcg_chunk_owned(r));   /* moved: its old place is no longer memcg's */
 	char *t = mcg_large_alloc(300 * K, 16); /* nothing retained: a new mapping */
 	REQUIRE(t);
 	CHECK(t != s);
 	CHECK_EQ(chunk(t)->large_zero, 1);
 	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + 2 * HDR + 768 * K + 320 * K);
+
+	/* Retained: 320 KiB (t) and 2 MiB (u).  A 768 KiB class grows the
+	 * smaller rather than cut the one more than twice its size. */
+	char *u = mcg_large_alloc(2 * M, 16);
+	REQUIRE(u);
 	CHECK_EQ(mcg_large_free(chunk(t)), 0);
+	CHECK_EQ(mcg_large_free(chunk(u)), 0);
+	char *v = mcg_large_alloc(700 * K, 16);
+	REQUIRE(v);
+	CHECK(v != u);
+	CHECK(v == t || !mcg_chunk_owned(t));
+	CHECK_EQ(chunk(v)->large_size, 768 * K);
+	CHECK_EQ(mcg_large_retained(), HDR + 2 * M);
+	CHECK_EQ(mcg_large_free(chunk(v)), 0);
 	CHECK_EQ(mcg_large_free(chunk(s)), 0);
+	CHECK_EQ(mcg_large_retained(), 3 * HDR + 2 * M + 2 * 768 * K);
 
 	/* Blocks the cache never takes: aligned past the header's unit, and
 	 * above the largest class.  Freed, they are unmapped. */
@@ -137,7 +162,7 @@ static void test_reuse(void)
 	CHECK_EQ(mcg_large_flush(), retained);
 	CHECK_EQ(mcg_large_retained(), 0);
 	CHECK_EQ(mcg_os_mapped_bytes(), mapped0);
-	CHECK(!mcg_chunk_owned(p) && !mcg_chunk_owned(s) && !mcg_chunk_owned(t));
+	CHECK(!mcg_chunk_owned(s) && !mcg_chunk_owned(u) && !mcg_chunk_owned(v));
 	CHECK_EQ(mcg_large_flush(), 0);
 }
 
@@ -251,8 +276,24 @@ static void test_resize(void)
 {
 	reset();
 	size_t mapped0 = mcg_os_mapped_bytes(), in_use0 = mcg_large_in_use();
-	char *p = mcg_large_alloc(600 * K, 16);
-	REQUIRE(p);
+	/* A block with 2 MiB of free address space after it: the first of a
+	 * few new ones (a new mapping is trimmed to its alignment, so its tail
+	 * is usually free). */
+	enum { TRIES = 8 };
+	char *p = NULL, *spare[TRIES];
+	int nspare = 0;
+	while (nspare < TRIES) {
+		p = mcg_large_alloc(600 * K, 16);
+		REQUIRE(p);
+		if (space_free((char *)chunk(p) + chunk(p)->map_size, 2 * M))
+			break;
+		spare[nspare++] = p;
+	}
+	for (int i = 0; i < nspare; i++)
+		mcg_large_free(chunk(spare[i]));
+	mcg_large_flush();
+	REQUIRE(nspare < TRIES);
+	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + 640 * K);
 	struct mcg_chunk *c = chunk(p);
 	fill(p, 600 * K, 0x31);
 
@@ -261,29 +302,23 @@ static void test_resize(void)
 	CHECK_EQ(c->map_size, HDR + 640 * K);
 
 	/* Grow in place: the space after the mapping is free. */
-	char *end = (char *)c + c->map_size;
-	if (space_free(end, 2 * M)) {
-		struct mcg_chunk *n = mcg_large_resize(c, 2 * M);
-		CHECK(n == c);
-		REQUIRE(n);
-		CHECK_EQ(n->large_size, 2 * M);
-		CHECK_EQ(n->map_size, HDR + 2 * M);
-		CHECK(filled(n->large_ptr, 600 * K, 0x31));
-		CHECK(filled((char *)n->large_ptr + 640 * K, 2 * M - 640 * K, 0)); /* new pages */
-		CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + 2 * M);
-		CHECK_EQ(mcg_large_in_use(), in_use0 + HDR + 2 * M);
-	} else {
-		fprintf(stderr, "note: the space after the block is taken: no in-place growth\n");
-	}
-	size_t map = c->map_size;
+	struct mcg_chunk *n = mcg_large_resize(c, 2 * M);
+	CHECK(n == c);
+	REQUIRE(n);
+	CHECK_EQ(n->large_size, 2 * M);
+	CHECK_EQ(n->map_size, HDR + 2 * M);
+	CHECK(filled(n->large_ptr, 600 * K, 0x31));
+	CHECK(filled((char *)n->large_ptr + 640 * K, 2 * M - 640 * K, 0)); /* new pages */
+	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + 2 * M);
+	CHECK_EQ(mcg_large_in_use(), in_use0 + HDR + 2 * M);
 
 	/* Grow where the space after is taken: the mapping moves, aligned,
 	 * registered at its new place only, contents kept, no copy. */
-	end = (char *)c + map;
-	void *blocker = mmap(end, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-	                     -1, 0);
+	char *end = (char *)c + c->map_size;
+	void *blocker = mmap(end, 4096, PROT_NONE,
+	                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	REQUIRE(blocker == end);
-	struct mcg_chunk *n = mcg_large_resize(c, 3 * M);
+	n = mcg_large_resize(c, 3 * M);
 	munmap(blocker, 4096);
 	REQUIRE(n);
 	CHECK(n != c);

@@ -112,7 +112,8 @@ static void *worker(void *arg)
 				break;
 			}
 			reused += !mcg_chunk_of(p)->large_zero;
-			next_tag = (unsigned char)(next_tag + 1) ? (unsigned char)(next_tag + 1) : 1;
+			next_tag =
+			        (unsigned char)(next_tag + 1) ? (unsigned char)(next_tag + 1) : 1;
 			s->p = p;
 			s->size = size;
 			s->tag = next_tag;
