@@ -83,7 +83,8 @@ size_t mcg_large_usable(size_t size)
 		size_t step = (size_t)1 << (b - 2);
 		return (size + step - 1) & ~(step - 1);
 	}
-	if (size > SIZE_MAX - MCG_CHUNK_SIZE - MCG_PAGE_SIZE)
+	/* Room for the header's offset and mcg_os_map()'s alignment slack. */
+	if (size > SIZE_MAX - 2 * MCG_CHUNK_SIZE)
 		return 0;
 	return MCG_ALIGN_UP(size ? size : 1, MCG_PAGE_SIZE);
 }

@@ -13,7 +13,8 @@
  *     reserve of EMPTY_RESERVE while the cache is busy, all beyond it after
  *     one idle step, all after two;
  *   - and after a step over every cache, a chunk found empty at two steps
- *     in a row is unmapped, but for EMPTY_CHUNKS_KEPT per node
+ *     in a row is unmapped, but for EMPTY_CHUNKS_KEPT per node, and so is
+ *     a large block kept for reuse since the step before
  *     (mcg_pages_age()).
  * So a cache in use keeps its hot objects and a few empty slabs, and one
  * left alone returns everything but its partly used slabs within two
