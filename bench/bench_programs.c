@@ -123,7 +123,7 @@ static const struct sizes full_sizes = {
         .xz_bytes = 16l << 20,
         .gcc_units = 80,
         .churn_budget_kib = 64 << 10,
-        .churn_ops = 4000000,
+        .churn_ops = 10000000,
         .churn_idle_ms = 12000,
         .timeout_s = 300,
 };

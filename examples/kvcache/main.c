@@ -5,18 +5,25 @@
  *   memcg-kvcache [--port N] [--bind ADDR] [--threads N]
  *                 [--tenant NAME:max=256M,low=64M]... [--maxmemory SIZE]
  *                 [--one-group] [--proto-max-bulk-len SIZE] [--config FILE]
+ *                 [--control PATH|off]
  *
  * A config file holds the same options, one per line without the dashes
  * ("tenant gold:max=256M,low=64M"; '#' starts a comment).  On SIGINT or
  * SIGTERM the server stops, frees every key and checks that the tenants'
  * memory.current came back to 0 (exit status 1 if not).
+ *
+ * The control socket (memcg/control.h) is served from start to stop, so
+ * `memcg ps`, `memcg top -p PID` and `memcg set -p PID` see and steer the
+ * tenants of a running server.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "memcg/control.h"
 #include "memcg/group.h"
 #include "memcg/pressure.h"
 #include "server.h"
@@ -29,6 +36,7 @@ struct options {
 	struct kv_tenant_spec tenants[KV_TENANTS_MAX];
 	int ntenants;
 	const char *maxmemory;
+	const char *control; /* socket path; NULL: the default; "off": none */
 	bool one_group;
 };
 
@@ -45,7 +53,8 @@ static void usage(FILE *f)
 	        "  --maxmemory SIZE         memory.max of all tenants together\n"
 	        "  --one-group              charge every tenant to one group on one LRU\n"
 	        "  --proto-max-bulk-len SIZE  longest argument (default 32M)\n"
-	        "  --config FILE            read options from FILE, one per line\n",
+	        "  --config FILE            read options from FILE, one per line\n"
+	        "  --control PATH|off       the control socket (default: memcg's default path)\n",
 	        KV_DEFAULT_PORT);
 }
 
@@ -73,12 +82,17 @@ static int apply_option(const char *name, const char *value, struct options *o, 
 		}
 		*(name[0] == 'p' ? &o->server.port : &o->server.threads) = (int)v;
 	} else if (!strcmp(name, "bind")) {
+		free((void *)o->server.bind);
 		o->server.bind = strdup(value);
+	} else if (!strcmp(name, "control")) {
+		free((void *)o->control);
+		o->control = strdup(value);
 	} else if (!strcmp(name, "maxmemory")) {
 		if (!kv_parse_size(value, &n)) {
 			fprintf(stderr, "memcg-kvcache: bad --maxmemory %s\n", value);
 			return -1;
 		}
+		free((void *)o->maxmemory);
 		o->maxmemory = strdup(value);
 	} else if (!strcmp(name, "proto-max-bulk-len")) {
 		if (!kv_parse_size(value, &n) || n < 1 || n > (1ll << 32)) {
@@ -204,11 +218,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memcg-kvcache: global pressure not watched: %s\n",
 		        strerror(-perr));
 
+	/* Seen and steered from outside: memcg ps / top -p / set -p. */
+	bool control = !o.control || strcmp(o.control, "off");
+	if (control) {
+		int cerr = mcg_control_start(o.control);
+		if (cerr) {
+			fprintf(stderr, "memcg-kvcache: control socket: %s\n", strerror(-cerr));
+			control = false;
+		}
+	}
+
 	struct kv_server *srv;
 	int e = kv_server_start(&o.server, &tenants, &srv);
 	if (e) {
 		fprintf(stderr, "memcg-kvcache: cannot listen on port %d: %s\n", o.server.port,
 		        strerror(-e));
+		if (control)
+			mcg_control_stop();
 		mcg_pressure_stop();
 		kv_tenants_destroy(&tenants);
 		return 1;
@@ -216,16 +242,22 @@ int main(int argc, char **argv)
 	printf("memcg-kvcache: listening on %s:%d, %d threads, %d tenants%s\n",
 	       o.server.bind ? o.server.bind : "127.0.0.1", kv_server_port(srv),
 	       kv_server_context(srv)->threads, tenants.count, o.one_group ? " in one group" : "");
+	char path[256];
+	if (control && !mcg_control_path(path, sizeof(path)))
+		printf("memcg-kvcache: control socket %s (memcg top -p %d)\n", path, (int)getpid());
 	fflush(stdout);
 
 	int sig;
 	sigwait(&sigs, &sig);
 
 	kv_server_stop(srv);
+	if (control)
+		mcg_control_stop();
 	mcg_pressure_stop();
 	int status = check_at_rest(&tenants);
 	kv_tenants_destroy(&tenants);
 	free((void *)o.server.bind);
 	free((void *)o.maxmemory);
+	free((void *)o.control);
 	return status;
 }

@@ -107,8 +107,11 @@ void *mcg_cache_alloc_account(mcg_cache_t *cache, mcg_group_t *g);
 void mcg_cache_free(mcg_cache_t *cache, void *obj);
 
 /**
- * mcg_cache_shrink - flush every CPU's array of @cache back to its slabs and
- * return every empty slab to the OS (madvise), so the resident set drops.
+ * mcg_cache_shrink - flush every CPU's array of @cache back to its slabs,
+ * return every empty slab to the OS (madvise), and purge every partly used
+ * one: the pages that lie wholly inside its free slots go back to the OS
+ * too (not for a cache with a constructor, whose free objects keep their
+ * constructed state).  So the resident set drops to about the live objects.
  *
  * Costly (stops every CPU's array): call it rarely.
  * Return: bytes returned to the OS, or -EINVAL for NULL.
@@ -117,9 +120,13 @@ long mcg_cache_shrink(mcg_cache_t *cache);
 
 /**
  * mcg_cache_reap - one step of periodic aging for @cache: a CPU array that
- * did not need its node since the last reap gives back a fifth of its
- * objects, and a fifth of the empty slabs beyond the node's reserve go back
- * to the OS.  Cheap enough to run every few seconds.
+ * did not need its node since the last step gives all its objects back to
+ * their slabs; empty slabs beyond a node's reserve go back to the OS (half
+ * the surplus while the cache is busy, all of it once idle, the reserve too
+ * after two idle steps); and of a few partly used slabs per node, one left
+ * untouched since the last step looked at it gives back the pages that lie
+ * wholly inside its free slots (as mcg_cache_shrink() purges).  Bounded
+ * work: cheap enough to run every second.
  *
  * Return: bytes returned to the OS, or -EINVAL for NULL.
  */
@@ -135,9 +142,9 @@ long mcg_slab_reap_all(void);
 /**
  * mcg_slab_shrink_all - mcg_cache_shrink() on every cache, the kmalloc
  * caches included: every free object goes back to its slab, every empty
- * slab and every large block kept for reuse to the OS (what malloc_trim(0)
- * does for glibc).  Costly: stops every
- * CPU's array of every cache.  Return: bytes returned to the OS.
+ * slab, every free page inside a partly used one and every large block kept
+ * for reuse to the OS (what malloc_trim(0) does for glibc).  Costly: stops
+ * every CPU's array of every cache.  Return: bytes returned to the OS.
  */
 long mcg_slab_shrink_all(void);
 
@@ -170,6 +177,9 @@ typedef struct mcg_cache_stats {
 	size_t cpu_limit;     /**< per-CPU array capacity */
 	size_t batch;         /**< objects moved per refill/flush */
 	unsigned flags;       /**< MCG_CACHE_* flags */
+	size_t purged_bytes;  /**< bytes of pages inside free slots of partly used slabs
+	                           given back to the OS (purged by aging or shrink) and
+	                           not handed out since */
 } mcg_cache_stats_t;
 
 /** mcg_cache_stats - fill @st for @cache (exact at rest).  Return 0 or -EINVAL. */

@@ -23,9 +23,9 @@ static struct mcg_option options[MCG_OPT_COUNT] = {
                 {"cpu_objects", "MCG_CPU_OBJECTS", 0, 0, 0, 4096, "count",
                  "per-CPU array capacity of every cache (0: chosen by object size)"},
         [MCG_OPT_REAP_MS] = {"reap_ms", "MCG_REAP_MS", 1000, 1000, 0, 3600000, "ms",
-                             "period of memory aging: idle CPU arrays and empty slabs go back "
-                             "to the OS (the malloc shim's reaper thread, else steps in the slow "
-                             "paths; 0: off)"},
+                             "period of memory aging: idle CPU arrays, empty slabs and the free "
+                             "pages inside idle partly used slabs go back to the OS (the malloc "
+                             "shim's reaper thread, else steps in the slow paths; 0: off)"},
         [MCG_OPT_RECURSIVEPROT] =
                 {"memory_recursiveprot", "MCG_RECURSIVEPROT", 0, 0, 0, 1, "bool",
                  "cgroup2's memory_recursiveprot: a parent's unclaimed min/low protects its "

@@ -71,11 +71,12 @@ void mcg_json_caches(struct mcg_out *o, const struct mcg_snapshot *s)
 		               ",\"active_objs\":%zu,\"num_objs\":%zu,\"cached_objs\":%zu,"
 		               "\"objsize\":%zu,\"object_size\":%zu,\"objperslab\":%zu,"
 		               "\"pagesperslab\":%zu,\"limit\":%zu,\"batchcount\":%zu,"
-		               "\"active_slabs\":%zu,\"num_slabs\":%zu,\"accounted\":%s}",
+		               "\"active_slabs\":%zu,\"num_slabs\":%zu,\"purged_bytes\":%zu,"
+		               "\"accounted\":%s}",
 		               st->active_objs, st->num_objs, st->cached_objs, st->slot_size,
 		               st->object_size, st->objs_per_slab, st->slab_bytes / 4096,
 		               st->cpu_limit, st->batch, st->active_slabs, st->num_slabs,
-		               st->flags & MCG_CACHE_ACCOUNT ? "true" : "false");
+		               st->purged_bytes, st->flags & MCG_CACHE_ACCOUNT ? "true" : "false");
 	}
 	mcg_out_write(o, "]", 1);
 }

@@ -270,7 +270,10 @@ static void families_caches(struct mcg_out *o, const struct mcg_snapshot *s)
 	                   "bytes per object slot (alignment and debug bytes "
 	                   "included)"},
 	        perslab = {"memcg_slab_objects_per_slab", "gauge", "object slots per slab"},
-	        slabsize = {"memcg_slab_slab_size_bytes", "gauge", "bytes per slab"};
+	        slabsize = {"memcg_slab_slab_size_bytes", "gauge", "bytes per slab"},
+	        purged = {"memcg_slab_purged_bytes", "gauge",
+	                  "bytes of pages inside free slots of partly used slabs given back "
+	                  "to the OS and not handed out since"};
 	if (!s->nr_caches)
 		return;
 	family_head(o, &objects);
@@ -306,6 +309,11 @@ static void families_caches(struct mcg_out *o, const struct mcg_snapshot *s)
 	for (size_t i = 0; i < s->nr_caches; i++) {
 		sample_cache(o, slabsize.name, &s->caches[i]);
 		mcg_out_printf(o, "} %zu\n", s->caches[i].st.slab_bytes);
+	}
+	family_head(o, &purged);
+	for (size_t i = 0; i < s->nr_caches; i++) {
+		sample_cache(o, purged.name, &s->caches[i]);
+		mcg_out_printf(o, "} %zu\n", s->caches[i].st.purged_bytes);
 	}
 }
 

@@ -20,6 +20,7 @@
  *   memcg_slab_slabs                       {cache, state=active|total}
  *   memcg_slab_object_size_bytes, memcg_slab_objects_per_slab,
  *   memcg_slab_slab_size_bytes             {cache}
+ *   memcg_slab_purged_bytes                {cache}: free pages inside partial slabs given back
  *
  * Every group sample has the label group="/a/b" ("/" for the root).
  * Pure functions of their arguments; no locks.

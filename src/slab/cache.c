@@ -430,6 +430,7 @@ mcg_public int mcg_cache_stats(mcg_cache_t *c, mcg_cache_stats_t *st)
 			st->cached_objs += cur;
 		}
 	}
+	st->purged_bytes = __atomic_load_n(&c->purged_pages, __ATOMIC_RELAXED) * MCG_PAGE_SIZE;
 	/* Racy while running (arrays move under us); exact at rest. */
 	st->active_objs = out > st->cached_objs ? out - st->cached_objs : 0;
 	return 0;

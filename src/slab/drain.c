@@ -12,17 +12,20 @@
  *   - each node's empty slabs go back to the OS: half of those beyond a
  *     reserve of EMPTY_RESERVE while the cache is busy, all beyond it after
  *     one idle step, all after two;
+ *   - each node's partial slabs, MCG_PURGE_VISITS of them per step: one
+ *     untouched since the last step looked at it gives back the pages that
+ *     lie wholly inside its free slots (slab/purge.c);
  *   - and after a step over every cache, a chunk found empty at two steps
  *     in a row is unmapped, but for EMPTY_CHUNKS_KEPT per node, and so is
  *     a large block kept for reuse since the step before
  *     (mcg_pages_age()).
  * So a cache in use keeps its hot objects and a few empty slabs, and one
  * left alone returns everything but its partly used slabs within two
- * steps.  Steps run every `reap_ms` (option MCG_REAP_MS; 0: never): from
- * the reaper thread where one runs (the malloc shim and `memcg run` start
- * it), else inline in the slow paths (refill and flush), at most once per
- * period, bounded to AGE_INLINE_DRAINS caches that need their arrays
- * stopped.  The fast paths do nothing for it.
+ * steps, and their free pages a step or two later.  Steps run every
+ * `reap_ms` (option MCG_REAP_MS; 0: never): from the reaper thread where
+ * one runs (the malloc shim and `memcg run` start it), else inline in the
+ * slow paths (refill and flush), at most once per period, bounded to
+ * AGE_INLINE_DRAINS caches that need their arrays stopped.  The fast paths do nothing for it.
  *
  * Protocol (percpu/percpu.h): lock the arrays, stop them, one fence, then
  * the arrays are ours until started again.  Locks: the cache list lock
@@ -145,8 +148,10 @@ mcg_public long mcg_cache_shrink(mcg_cache_t *c)
 		return -EINVAL;
 	mcg_cache_drain_all(c);
 	size_t bytes = 0;
-	for (unsigned n = 0; n < c->nr_nodes; n++)
+	for (unsigned n = 0; n < c->nr_nodes; n++) {
 		bytes += mcg_node_release_empty(c, n, 0, SIZE_MAX);
+		bytes += mcg_node_purge(c, n, UINT_MAX, SIZE_MAX, true);
+	}
 	return (long)bytes;
 }
 
@@ -188,6 +193,8 @@ static long cache_age(struct mcg_cache *c, bool *drained)
 		size_t surplus = empty - keep;
 		bytes += mcg_node_release_empty(c, n, keep, idle ? surplus : (surplus + 1) / 2);
 	}
+	for (unsigned n = 0; n < c->nr_nodes; n++)
+		bytes += mcg_node_purge(c, n, MCG_PURGE_VISITS, MCG_PURGE_PAGES, false);
 	return (long)bytes;
 }
 

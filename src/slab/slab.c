@@ -14,10 +14,17 @@
 #include "page/pages.h"
 #include "slab/slab.h"
 
-#define POISON_FREE 0x6b
+/* @s leaves the partial list: the purge walk's cursor moves on past it. */
+static mcg_noinline void purge_cursor_skip(struct mcg_cache_node *cn, struct mcg_slab *s)
+{
+	struct mcg_list *prev = s->link.prev;
+	cn->purge_next = prev == &cn->partial ? NULL : mcg_list_entry(prev, struct mcg_slab, link);
+}
 
 static void slab_set_list(struct mcg_cache_node *cn, struct mcg_slab *s, uint8_t list)
 {
+	if (unlikely(cn->purge_next == s))
+		purge_cursor_skip(cn, s);
 	switch (s->list) {
 	case MCG_SLAB_EMPTY: MCG_WRITE_ONCE(cn->nr_empty, cn->nr_empty - 1); break;
 	case MCG_SLAB_PARTIAL: MCG_WRITE_ONCE(cn->nr_partial, cn->nr_partial - 1); break;
@@ -56,6 +63,9 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 	s->list = 0;
 	s->pinned = 0;
 	s->sole = MCG_SOLE_UNSET;
+	s->cold = 0;
+	s->purged = 0;
+	s->npurged = 0;
 	s->objcgs = 0;
 	s->lock.rank = MCG_RANK_SLAB;
 	s->cache = c;
@@ -80,6 +90,7 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 		d->slot_size = c->slot_size;
 		d->nobjs = s->nobjs;
 		d->objcgs = 0;
+		d->purged = 0;
 		__atomic_store_n(&d->head, s, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&s->head, s, __ATOMIC_RELEASE);
@@ -116,6 +127,8 @@ static void slab_release(struct mcg_slab *s)
 	unsigned u = mcg_chunk_unit(ch, s->base);
 	unsigned units = s->units;
 	char *base = s->base;
+	if (s->npurged)
+		mcg_slab_purge_forget(s->cache, s);
 	mcg_slab_free_objcgs(s);
 	for (unsigned i = 0; i < units; i++) {
 		struct mcg_slab *d = (struct mcg_slab *)ch->meta[u + i];
@@ -130,7 +143,8 @@ static void slab_release(struct mcg_slab *s)
  * Take up to @n objects out of @s into @objs, the lowest free ones first;
  * bit @at + i of *@fresh is set if objs[i] was never used (its constructor
  * is due).  Slab lock held.  Return: how many (fewer if @s ran out).  The
- * objects' memory is not touched.
+ * objects' memory is not touched (but a poisoned cache's purged pages are
+ * poisoned again: slab/purge.c).
  */
 static unsigned slab_take(struct mcg_cache *c, struct mcg_slab *s, void **objs, unsigned n,
                           uint64_t *fresh, unsigned at)
@@ -156,6 +170,9 @@ static unsigned slab_take(struct mcg_cache *c, struct mcg_slab *s, void **objs, 
 	s->hint = wi;
 	s->carved = carved;
 	s->inuse += got;
+	s->cold = 0;
+	if (unlikely(s->npurged))
+		mcg_slab_unpurge(c, s, objs, got);
 	return got;
 }
 
@@ -233,7 +250,7 @@ static unsigned slab_free_one(struct mcg_cache *c, struct mcg_slab *s, void *obj
 			return 0;
 		}
 		if ((c->flags & MCG_CACHE_POISON) && !c->ctor)
-			memset(obj, POISON_FREE, c->object_size);
+			memset(obj, MCG_POISON_FREE, c->object_size);
 	}
 	s->bitmap[idx >> 6] &= ~bit;
 	s->hint = MCG_MIN(s->hint, (uint32_t)(idx >> 6));
@@ -446,6 +463,7 @@ static unsigned slab_free_run(struct mcg_cache *c, struct mcg_slab *s, void *con
 	uint16_t *v = mcg_slab_vector(__atomic_load_n(&s->objcgs, __ATOMIC_ACQUIRE));
 	mcg_spin_lock(&s->lock);
 	bool was_full = s->inuse == s->nobjs;
+	s->cold = 0;
 	if (likely(!c->debug)) {
 		/* Objects of two objcgs first: a mixed slab, most likely. */
 		if (v && k > 1 &&
@@ -573,7 +591,7 @@ void *mcg_debug_alloc(struct mcg_cache *c)
 	if (fresh) {
 		mcg_construct_fresh(c, &obj, 1, fresh);
 	} else if ((c->flags & MCG_CACHE_POISON) && !c->ctor &&
-	           !bytes_are(obj, c->object_size, POISON_FREE)) {
+	           !bytes_are(obj, c->object_size, MCG_POISON_FREE)) {
 		mcg_report(MCG_REPORT_POISON_CORRUPT, c, obj);
 	}
 	if (c->flags & MCG_CACHE_REDZONE)

@@ -25,12 +25,15 @@
  *     due); the lowest-first order hands them out in index order.
  *   - Debug caches (poison / red zone) have no CPU arrays: every operation
  *     checks its object under the node lock.
+ *   - A purged page (slab/purge.c) lies wholly inside free slots: every
+ *     object it overlaps is free in the bitmap, until a take hands one of
+ *     them out and clears the page's bit first.
  *
  * Locks (docs/design.md has the whole order)
  *   cache list (MCG_RANK_CACHE_LIST) -> a CPU array's lock (MCG_RANK_PCPU)
  *   -> node lock (MCG_RANK_NODE): the slab lists, which list a slab is on
  *   -> slab lock (MCG_RANK_SLAB, a spin lock in the descriptor): the slab's
- *   bitmap, hint, inuse, carved -> page allocator (MCG_RANK_PAGE).
+ *   bitmap, hint, inuse, carved, purged pages -> page allocator (MCG_RANK_PAGE).
  *   Freeing takes only slab locks (one per run of objects of one slab), so
  *   CPUs flushing into different slabs never meet; the node lock is taken
  *   only when a slab must change list (full -> partial, -> empty).  The
@@ -41,9 +44,11 @@
 #ifndef MCG_SLAB_SLAB_H
 #define MCG_SLAB_SLAB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/list.h"
+#include "base/mm_const.h"
 #include "base/lock.h"
 #include "percpu/pcpu_stack.h"
 #include "memcg/debug.h"
@@ -87,17 +92,33 @@ struct mcg_slab {
 	uint16_t node;
 	uint8_t list; /* enum mcg_slab_list (node lock) */
 	uint8_t units;
-	uint8_t sole;    /* enum mcg_slab_sole (slab lock; atomic reads) */
-	uint32_t pinned; /* list fix-ups pending: not releasable (slab lock) */
-	mcg_spin_t lock; /* zero when the descriptor is fresh: unlocked */
+	uint8_t sole; /* enum mcg_slab_sole (slab lock; atomic reads) */
+	/* Purge visits (slab/purge.c): 0 touched since the last, 1 untouched
+	 * since, 2 purged and untouched since (slab lock; a take from the slab
+	 * or a flush into it clears it). */
+	uint8_t cold;
+	uint16_t purged;  /* in every unit's descriptor: bit p set = page p of
+	                     that unit is purged (the head's slab lock) */
+	uint32_t pinned;  /* list fix-ups pending: not releasable (slab lock) */
+	mcg_spin_t lock;  /* zero when the descriptor is fresh: unlocked */
+	uint16_t npurged; /* pages of the slab purged (slab lock) */
 };
 _Static_assert(__builtin_offsetof(struct mcg_slab, inuse) == 60, "a free reads line 0 only");
 _Static_assert(sizeof(struct mcg_slab) <= MCG_UNIT_META_SIZE, "slab descriptor size");
+#define MCG_UNIT_PAGES (MCG_UNIT_SIZE / MCG_PAGE_SIZE)
+_Static_assert(MCG_UNIT_PAGES <= 16, "a unit's pages fit its descriptor's purged mask");
+
+/* Byte a poisoned free object holds (MCG_CACHE_POISON). */
+#define MCG_POISON_FREE 0x6b
 
 struct mcg_cache_node {
 	mcg_lock_t lock;
 	struct mcg_list partial, full, empty;
 	size_t nr_partial, nr_full, nr_empty;
+	/* The partial slab the next purge visit looks at (the walk goes from
+	 * the tail toward the head); NULL: start at the tail.  A slab that
+	 * leaves the partial list moves it on (slab_set_list()).  Node lock. */
+	struct mcg_slab *purge_next;
 } mcg_cacheline_aligned;
 
 struct mcg_cache {
@@ -123,6 +144,7 @@ struct mcg_cache {
 	size_t meta_bytes;    /* bytes mapped for this cache's metadata */
 	char name[MCG_CACHE_NAME_MAX];
 	unsigned idle_steps; /* aging steps in a row with no busy array (0..2; relaxed) */
+	size_t purged_pages; /* pages of its slabs purged and not handed out since (atomic) */
 	unsigned nr_nodes;
 	struct mcg_cache_node *nodes; /* nr_nodes entries */
 };
@@ -217,6 +239,28 @@ size_t mcg_node_objects_out(struct mcg_cache *c, unsigned node);
 size_t mcg_node_release_empty(struct mcg_cache *c, unsigned node, size_t keep, size_t max);
 /** Run the constructor on the fresh objects of a batch. */
 void mcg_construct_fresh(struct mcg_cache *c, void **objs, unsigned n, uint64_t fresh);
+
+/* ---- purge.c: free pages inside partly used slabs back to the OS ---- */
+#define MCG_PURGE_VISITS 32  /* partial slabs of a node an aging step looks at */
+#define MCG_PURGE_PAGES 1024 /* pages of a node an aging step purges, at most */
+/**
+ * mcg_node_purge - one purge walk over @node's partial slabs: a slab
+ * visited untouched since the last visit (or any, with @force) has the
+ * pages that lie wholly inside its free slots given back to the OS.  At
+ * most @max_visits slabs and about @max_pages pages per call.  No lock
+ * held.  Return: bytes purged.
+ */
+size_t mcg_node_purge(struct mcg_cache *c, unsigned node, unsigned max_visits, size_t max_pages,
+                      bool force);
+/**
+ * mcg_slab_unpurge - the @n objects @objs just taken out of @s (slab lock
+ * held, s->npurged > 0): the purged pages they overlap are purged no more
+ * (they fault back in as zero; a poisoned cache's are poisoned again).
+ */
+void mcg_slab_unpurge(struct mcg_cache *c, struct mcg_slab *s, void *const *objs, unsigned n);
+/** mcg_slab_purge_forget - @s (off every list, no lock) goes back to the
+ *  page allocator: its purged pages leave the cache's count. */
+void mcg_slab_purge_forget(struct mcg_cache *c, struct mcg_slab *s);
 
 /* ---- drain.c: remote draining of CPU arrays, aging ---- */
 /**

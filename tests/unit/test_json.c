@@ -51,7 +51,8 @@ static struct mcg_snapshot snap(void)
 	                        .batch = 8,
 	                        .active_slabs = 1,
 	                        .num_slabs = 1,
-	                        .flags = 0x10};
+	                        .flags = 0x10,
+	                        .purged_bytes = 12288};
 	mcg_snapshot_add_cache(&s, "kmalloc-64", &st);
 	return s;
 }
@@ -74,7 +75,7 @@ static void test_group_and_snapshot(void)
 	              "[{\"name\":\"kmalloc-64\",\"active_objs\":3,\"num_objs\":64,"
 	              "\"cached_objs\":1,\"objsize\":64,\"object_size\":60,\"objperslab\":64,"
 	              "\"pagesperslab\":1,\"limit\":16,\"batchcount\":8,\"active_slabs\":1,"
-	              "\"num_slabs\":1,\"accounted\":true}]"));
+	              "\"num_slabs\":1,\"purged_bytes\":12288,\"accounted\":true}]"));
 	mcg_out_reset(&o, 0);
 	mcg_json_snapshot(&o, &s);
 	const char *t = mcg_out_data(&o);

@@ -45,7 +45,8 @@ static struct mcg_snapshot hand_made(void)
 	                        .objs_per_slab = 64,
 	                        .slab_bytes = 4096,
 	                        .active_slabs = 1,
-	                        .num_slabs = 2};
+	                        .num_slabs = 2,
+	                        .purged_bytes = 8192};
 	mcg_snapshot_add_cache(&s, "kmalloc-64", &st);
 	return s;
 }
@@ -99,6 +100,8 @@ static void test_families(void)
 	        "memcg_slab_slabs{cache=\"kmalloc-64\",state=\"total\"} 2",
 	        "memcg_slab_object_size_bytes{cache=\"kmalloc-64\"} 64",
 	        "memcg_slab_slab_size_bytes{cache=\"kmalloc-64\"} 4096",
+	        "# TYPE memcg_slab_purged_bytes gauge",
+	        "memcg_slab_purged_bytes{cache=\"kmalloc-64\"} 8192",
 	};
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
 		if (!has_line(t, lines[i]))
