@@ -34,7 +34,7 @@
 #define FIRST_SHIFT 18 /* classes of (2^18, 2^19] first: above the kmalloc caches */
 #define LAST_SHIFT 25  /* classes of (2^25, 2^26] last: up to MCG_LARGE_CLASS_MAX */
 #define LARGE_BINS ((LAST_SHIFT - FIRST_SHIFT + 1) * 4)
-#define WHOLE_CLASSES 4 /* a retained block up to 4 classes (2x) larger goes out whole */
+#define WHOLE_CLASSES 8 /* a retained block up to 8 classes (4x) larger goes out whole */
 
 _Static_assert(MCG_KMALLOC_MAX_CACHE_SIZE == (size_t)1 << FIRST_SHIFT, "first large class");
 _Static_assert(MCG_LARGE_CLASS_MAX == (size_t)1 << (LAST_SHIFT + 1), "last large class");
@@ -179,14 +179,20 @@ static struct mcg_chunk *remap_chunk(struct mcg_chunk *c, size_t map)
  * A retained chunk for a block of usable size @usable (of bin @bin), or
  * NULL if none.  The rule, in order:
  *   1. the newest of its class;
- *   2. the smallest larger one up to twice its size, handed out whole (at
- *      most half of it unasked for: the bound mcg_realloc() keeps a block
- *      in place by), with no OS call and no page to fault in;
+ *   2. the smallest larger one up to four times its size, handed out
+ *      whole, with no OS call and no page to fault in;
  *   3. the largest smaller one, grown (mremap): its resident pages serve,
  *      only the rest is faulted in;
  *   4. the smallest larger one, cut down to the class (its tail unmapped).
  * So a burst of blocks of other classes takes the retained ones instead of
- * mapping beside them, and blocks drift towards the sizes in use.
+ * mapping beside them.  Why whole up to 4x and not 2x: a block cut down
+ * loses resident pages that the next larger request faults back in, and a
+ * grown one faults its growth: buffers spread over 256 KiB - 1 MiB (a
+ * server's request buffers) keep cutting and growing each other with 2x,
+ * and take each other whole with 4x.  What
+ * a whole block costs is RSS it already had: the unasked-for part stays
+ * resident, and charged, while the block is in use, where a cut would
+ * have given it back.
  */
 static struct mcg_chunk *take_retained(size_t usable, int bin)
 {

@@ -10,11 +10,11 @@
  *
  * The retained cache: a freed block of a class size at MCG_UNIT_SIZE stays
  * mapped, resident and registered, in a bin of its class, for the next
- * block of that class; a block of a class with none retained takes the
- * smallest larger one, cut down (its tail unmapped), else the largest
- * smaller one, grown (mremap): a retained block's resident pages serve the
- * next large block whatever its class.  It is charged to no
- * group while retained: a block's pages are charged while it is handed
+ * large block: the newest of its class, else the smallest up to four
+ * times its size handed out whole, else the largest smaller one grown
+ * (mremap), else a larger one cut down (its tail unmapped): a retained
+ * block's resident pages serve the next large block whatever its class.  It is charged to
+ * no group while retained: a block's pages are charged while it is handed
  * out (slab/kmalloc.c).  Bounded: the retained bytes (whole mappings) stay
  * under a cap of MCG_LARGE_RETAIN_FLOOR plus half the most bytes of large
  * blocks in use at once over the last one or two aging steps; a block that
@@ -53,11 +53,10 @@ size_t mcg_large_usable(size_t size);
 
 /**
  * mcg_large_alloc - a block of at least @size bytes aligned to @align (a
- * power of two up to MCG_CHUNK_SIZE / 2): a retained one of its class, else
- * a new mapping.  Its header's large_ptr and large_size are set,
- * large_objcg is NULL, large_zero says whether it reads zero.
- * Return: the block, or NULL (fault injected or the OS refused).
- * Pair with mcg_large_free().  Thread safe.
+ * power of two up to MCG_CHUNK_SIZE / 2): a retained one (the rule above;
+ * only for an alignment up to MCG_UNIT_SIZE), else a new mapping.  Its header's large_ptr and
+ * large_size are set, large_objcg is NULL, large_zero says whether it reads zero. Return: the
+ * block, or NULL (fault injected or the OS refused). Pair with mcg_large_free().  Thread safe.
  */
 void *mcg_large_alloc(size_t size, size_t align);
 

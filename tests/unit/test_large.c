@@ -2,8 +2,8 @@
 /*
  * test_large.c - large blocks (page/large.c): class sizes; a freed block is
  * retained and comes back with no new mapping - for its class, whole for a
- * class at least half its size, cut down for a smaller one, grown for a
- * larger one; the retained bytes stay under the cap (a floor plus
+ * class at least a quarter of its size, cut down for a smaller one, grown
+ * for a larger one; the retained bytes stay under the cap (a floor plus
  * half the recent peak), aging unmaps what sat through a step, flush
  * unmaps everything; a double free is refused; resize grows in place,
  * moves (mremap) or shrinks, keeping the contents; injected faults fail
@@ -63,40 +63,43 @@ static void test_reuse(void)
 {
 	reset();
 	size_t mapped0 = mcg_os_mapped_bytes(), in_use0 = mcg_large_in_use();
-	char *p = mcg_large_alloc(M, 16);
+	char *p = mcg_large_alloc(2 * M, 16);
 	REQUIRE(p);
-	CHECK_EQ(chunk(p)->large_size, M);
+	CHECK_EQ(chunk(p)->large_size, 2 * M);
 	CHECK_EQ(chunk(p)->large_zero, 1);
-	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + M);
-	CHECK_EQ(mcg_large_in_use(), in_use0 + HDR + M);
-	fill(p, M, 0x5a);
+	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + 2 * M);
+	CHECK_EQ(mcg_large_in_use(), in_use0 + HDR + 2 * M);
+	fill(p, 2 * M, 0x5a);
 	CHECK_EQ(mcg_large_free(chunk(p)), 0);
-	CHECK_EQ(mcg_large_retained(), HDR + M);
+	CHECK_EQ(mcg_large_retained(), HDR + 2 * M);
 	CHECK_EQ(mcg_large_in_use(), in_use0);
-	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + M); /* still mapped */
+	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + 2 * M); /* still mapped */
 	CHECK(mcg_chunk_owned(p));
 
 	/* The same class: the same block, no new mapping, not zero. */
-	char *q = mcg_large_alloc(M - 1000, 16);
+	char *q = mcg_large_alloc(2 * M - 1000, 16);
 	CHECK(q == p);
 	REQUIRE(q);
-	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + M);
+	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + 2 * M);
 	CHECK_EQ(mcg_large_retained(), 0);
-	CHECK_EQ(mcg_large_in_use(), in_use0 + HDR + M);
+	CHECK_EQ(mcg_large_in_use(), in_use0 + HDR + 2 * M);
 	CHECK_EQ(chunk(q)->large_zero, 0);
 	CHECK(chunk(q)->large_objcg == NULL);
-	CHECK(filled(q, M, 0x5a)); /* what its last user wrote */
+	CHECK(filled(q, 2 * M, 0x5a)); /* what its last user wrote */
 	CHECK_EQ(mcg_large_free(chunk(q)), 0);
 
-	/* A class at least half its size (640 KiB): handed out whole. */
+	/* A class at least a quarter of its size (640 KiB, 8 classes below):
+	 * handed out whole. */
 	char *r = mcg_large_alloc(600 * K, 16);
 	CHECK(r == p);
 	REQUIRE(r);
-	CHECK_EQ(chunk(r)->large_size, M);
-	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + M);
+	CHECK_EQ(chunk(r)->large_size, 2 * M);
+	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + HDR + 2 * M);
+	CHECK_EQ(mcg_large_in_use(), in_use0 + HDR + 2 * M);
 	CHECK_EQ(mcg_large_free(chunk(r)), 0);
 
-	/* A class under half its size (320 KiB): cut down, its tail unmapped. */
+	/* A class under a quarter of its size (320 KiB, 11 classes below):
+	 * cut down, its tail unmapped. */
 	r = mcg_large_alloc(300 * K, 16);
 	CHECK(r == p);
 	REQUIRE(r);
@@ -124,9 +127,9 @@ static void test_reuse(void)
 	CHECK_EQ(chunk(t)->large_zero, 1);
 	CHECK_EQ(mcg_os_mapped_bytes(), mapped0 + 2 * HDR + 768 * K + 320 * K);
 
-	/* Retained: 320 KiB (t) and 2 MiB (u).  A 768 KiB class grows the
-	 * smaller rather than cut the one more than twice its size. */
-	char *u = mcg_large_alloc(2 * M, 16);
+	/* Retained: 320 KiB (t) and 4 MiB (u).  A 768 KiB class grows the
+	 * smaller rather than cut the one more than four times its size. */
+	char *u = mcg_large_alloc(4 * M, 16);
 	REQUIRE(u);
 	CHECK_EQ(mcg_large_free(chunk(t)), 0);
 	CHECK_EQ(mcg_large_free(chunk(u)), 0);
@@ -135,10 +138,10 @@ static void test_reuse(void)
 	CHECK(v != u);
 	CHECK(v == t || !mcg_chunk_owned(t));
 	CHECK_EQ(chunk(v)->large_size, 768 * K);
-	CHECK_EQ(mcg_large_retained(), HDR + 2 * M);
+	CHECK_EQ(mcg_large_retained(), HDR + 4 * M);
 	CHECK_EQ(mcg_large_free(chunk(v)), 0);
 	CHECK_EQ(mcg_large_free(chunk(s)), 0);
-	CHECK_EQ(mcg_large_retained(), 3 * HDR + 2 * M + 2 * 768 * K);
+	CHECK_EQ(mcg_large_retained(), 3 * HDR + 4 * M + 2 * 768 * K);
 
 	/* Blocks the cache never takes: aligned past the header's unit, and
 	 * above the largest class.  Freed, they are unmapped. */
