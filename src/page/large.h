@@ -13,9 +13,9 @@
  * large block: the newest of its class, else the smallest up to four
  * times its size handed out whole, else the largest smaller one grown
  * (mremap), else a larger one cut down (its tail unmapped): a retained
- * block's resident pages serve the next large block whatever its class.  It is charged to
- * no group while retained: a block's pages are charged while it is handed
- * out (slab/kmalloc.c).  Bounded: the retained bytes (whole mappings) stay
+ * block's resident pages serve the next large block whatever its class.
+ * It is charged to no group while retained: a block's pages are charged
+ * while it is handed out (slab/kmalloc.c).  Bounded: the retained bytes (whole mappings) stay
  * under a cap of MCG_LARGE_RETAIN_FLOOR plus half the most bytes of large
  * blocks in use at once over the last one or two aging steps; a block that
  * would pass it pushes the oldest out.  Aged: one step (mcg_large_age(),
