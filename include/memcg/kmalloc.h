@@ -46,9 +46,9 @@ size_t mcg_malloc_usable_size(const void *ptr);
  * its memory.current and memory.stat ("slab_unreclaimable", "kernel").  Over
  * memory.max the group reclaims, then the allocation fails (NULL, ENOMEM).
  * mcg_free() uncharges (a large block kept for reuse is charged to no
- * group); mcg_realloc() charges the new block where the old one was.  If the group is removed
- * meanwhile, its blocks are charged to its parent from then on (they never keep a removed group
- * alive).
+ * group); mcg_realloc() charges the new block where the old one was.  If
+ * the group is removed meanwhile, its blocks are charged to its parent from
+ * then on (they never keep a removed group alive).
  */
 /** mcg_malloc_account - mcg_malloc() charged to @g (NULL: mcg_group_current()). */
 void *mcg_malloc_account(size_t size, mcg_group_t *g);
@@ -62,6 +62,22 @@ void *mcg_calloc_account(size_t n, size_t size, mcg_group_t *g);
  * Return: 0; -ENOENT (not accounted); -EINVAL (NULL or not from memcg).
  */
 int mcg_obj_group(const void *ptr, mcg_group_t **out);
+
+/** Large blocks (above MCG_KMALLOC_MAX_CACHE_SIZE): bytes mapped for them. */
+struct mcg_large_stats {
+	size_t in_use;   /**< blocks handed out, each with its 64 KiB header unit */
+	size_t retained; /**< freed blocks kept for reuse: resident, charged to no group */
+	size_t cap;      /**< the most retained allowed now: 4 MiB + half the recent peak in use */
+};
+
+/**
+ * mcg_kmalloc_large_stats - the large blocks' bytes now.  Each field is
+ * exact at rest; while other threads allocate, the three are read at
+ * slightly different moments (no lock is taken).
+ * @st: filled in.
+ * Return: 0, or -EINVAL for NULL.  Any thread.
+ */
+int mcg_kmalloc_large_stats(struct mcg_large_stats *st);
 
 #ifdef __cplusplus
 }

@@ -292,6 +292,16 @@ static mcg_noinline void *large_resize(struct mcg_chunk *ch, size_t size)
 	return n->large_ptr;
 }
 
+mcg_public int mcg_kmalloc_large_stats(struct mcg_large_stats *st)
+{
+	if (!st)
+		return -EINVAL;
+	st->in_use = mcg_large_in_use();
+	st->retained = mcg_large_retained();
+	st->cap = mcg_large_cap();
+	return 0;
+}
+
 /* The new block is charged where the old one was (or not at all). */
 mcg_public void *mcg_realloc(void *p, size_t size)
 {

@@ -364,6 +364,34 @@ static void test_large_double_free(void)
 	mcg_slab_shrink_all();
 }
 
+/* mcg_kmalloc_large_stats: a block in use, then retained, then flushed. */
+static void test_large_stats(void)
+{
+	const size_t M = 1024 * 1024, HDR = 65536;
+	CHECK_EQ(mcg_kmalloc_large_stats(NULL), -EINVAL);
+	mcg_slab_shrink_all();
+	struct mcg_large_stats st0, st;
+	REQUIRE(mcg_kmalloc_large_stats(&st0) == 0);
+	CHECK_EQ(st0.retained, 0);
+	CHECK(st0.cap >= MCG_LARGE_RETAIN_FLOOR);
+	char *p = mcg_malloc(M);
+	REQUIRE(p);
+	REQUIRE(mcg_kmalloc_large_stats(&st) == 0);
+	CHECK_EQ(st.in_use, st0.in_use + HDR + M);
+	CHECK_EQ(st.retained, 0);
+	CHECK(st.cap >= MCG_LARGE_RETAIN_FLOOR + st.in_use / 2); /* the peak counts it */
+	CHECK_EQ(st.cap, mcg_large_cap());
+	mcg_free(p);
+	REQUIRE(mcg_kmalloc_large_stats(&st) == 0);
+	CHECK_EQ(st.in_use, st0.in_use);
+	CHECK_EQ(st.retained, HDR + M);
+	CHECK(st.retained <= st.cap);
+	mcg_slab_shrink_all();
+	REQUIRE(mcg_kmalloc_large_stats(&st) == 0);
+	CHECK_EQ(st.retained, 0);
+	CHECK_EQ(st.in_use, st0.in_use);
+}
+
 /* Bytes charged to @g now (the stocks drained first). */
 static long current_of(mcg_group_t *g)
 {
@@ -486,6 +514,7 @@ int main(int argc, char **argv)
 	RUN(test_large_mapped);
 	RUN(test_large_calloc_reused);
 	RUN(test_large_double_free);
+	RUN(test_large_stats);
 	RUN(test_large_realloc_accounted);
 	RUN(test_foreign_and_double);
 	int rc = test_done();
