@@ -38,11 +38,14 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/options.h"
 #include "harness.h"
 #include "memcg/debug.h"
 #include "memcg/file.h"
@@ -268,38 +271,75 @@ static void case_overhead(void)
 
 /* ------------------------------------------------------------ throughput */
 
-enum { T_MCG, T_KERNEL, T_DIRECT, NR_T };
+/* memcg (its options as set), the kernel's page cache, O_DIRECT; memcg
+ * with write-behind off (dirty_write_behind 0); memcg with neither
+ * write-behind nor writes in flight (writeback_io_depth 1). */
+enum { T_MCG, T_KERNEL, T_DIRECT, T_MCG_NOWB, T_MCG1, NR_T };
 
-/* Sequential 1 MiB writes of @size bytes and an fsync, by @v: seconds. */
-static double seq_write(int v, long size, char *buf)
+/* One sequential round of a variant: wall time of the writes and of the
+ * fsync, the writing thread's CPU time, and its page faults. */
+struct seq_round {
+	double write_s, sync_s, cpu_s;
+	long faults;
+};
+
+static long thread_minflt(void)
+{
+	struct rusage u;
+	getrusage(RUSAGE_THREAD, &u);
+	return u.ru_minflt;
+}
+
+/* Sequential 1 MiB writes of @size bytes and an fsync, by @v. */
+static struct seq_round seq_write(int v, long size, char *buf, long depth, long behind)
 {
 	const char *name = "seq";
 	unlink(path_in(name));
-	uint64_t t0, t1;
-	if (v == T_MCG) {
+	struct seq_round out;
+	uint64_t t0, t1, t2, c0, c1;
+	long f0, f1;
+	if (v == T_MCG || v == T_MCG_NOWB || v == T_MCG1) {
+		mcg_option_set("writeback_io_depth", v == T_MCG1 ? 1 : depth);
+		mcg_option_set("dirty_write_behind", v == T_MCG ? behind : 0);
 		mcg_file_t *f = mopen(name, O_RDWR | O_CREAT | O_TRUNC, NULL);
+		f0 = thread_minflt();
+		c0 = bench_thread_cpu_ns();
 		t0 = bench_now_ns();
 		for (long at = 0; at < size; at += MIB)
 			mcg_file_pwrite(f, buf, MIB, at);
+		t1 = bench_now_ns();
+		c1 = bench_thread_cpu_ns();
+		f1 = thread_minflt();
 		if (mcg_file_fsync(f))
 			fprintf(stderr, "memcg bench dirty: fsync failed\n");
-		t1 = bench_now_ns();
+		t2 = bench_now_ns();
 		mcg_file_close(f);
 		mcg_file_drop_caches();
+		mcg_option_set("writeback_io_depth", depth);
+		mcg_option_set("dirty_write_behind", behind);
 	} else {
 		int fd = kopen(name, O_RDWR | O_CREAT | O_TRUNC | (v == T_DIRECT ? O_DIRECT : 0));
+		f0 = thread_minflt();
+		c0 = bench_thread_cpu_ns();
 		t0 = bench_now_ns();
 		for (long at = 0; at < size; at += MIB)
 			if (pwrite(fd, buf, MIB, at) != MIB)
 				fprintf(stderr, "memcg bench dirty: write failed: %s\n",
 				        strerror(errno));
-		fsync(fd);
 		t1 = bench_now_ns();
+		c1 = bench_thread_cpu_ns();
+		f1 = thread_minflt();
+		fsync(fd);
+		t2 = bench_now_ns();
 		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		close(fd);
 	}
 	unlink(path_in(name));
-	return secs(t1 - t0);
+	out.write_s = secs(t1 - t0);
+	out.sync_s = secs(t2 - t1);
+	out.cpu_s = secs(c1 - c0);
+	out.faults = f1 - f0;
+	return out;
 }
 
 /* @n random 4 KiB ops on @pages pages: ns per op.  @write, @kind T_*. */
@@ -324,60 +364,141 @@ static double random_ops(int kind, bool write, void *f, int fd, long pages, long
 	return (double)(bench_now_ns() - t0) / (double)n;
 }
 
-static void case_throughput(void)
+/* The copy floor: @n copies of 4 KiB from random pages of @mem (@pages
+ * pages) into @buf - what any read of cached data pays at least. */
+static double random_copies(const char *mem, long pages, long n, char *buf, unsigned seed)
 {
-	char *buf = xmalloc_aligned(MIB);
-	/* Sequential: 1 GiB a variant (the disk here takes it; smoke: 16 MiB). */
+	uint64_t t0 = bench_now_ns();
+	for (long i = 0; i < n; i++) {
+		memcpy(buf, mem + (long)(rnd(&seed) % (unsigned)pages) * PAGE, PAGE);
+		__asm__ volatile("" : : "r"(buf) : "memory"); /* (the copy is used) */
+	}
+	return (double)(bench_now_ns() - t0) / (double)n;
+}
+
+static double median_of(const struct seq_round *r, int rounds, size_t field)
+{
+	double v[MAX_ROUNDS];
+	for (int i = 0; i < rounds; i++)
+		v[i] = *(const double *)((const char *)&r[i] + field);
+	return bench_median(v, rounds);
+}
+
+static void case_seq(char *buf)
+{
+	/* 1 GiB a variant (the disk here takes it; smoke: 16 MiB). */
 	long size = cfg.smoke ? 16 * MIB : 1024 * MIB;
 	int rounds = cfg.smoke ? 1 : MCG_MIN(cfg.runs, 3);
+	long depth = mcg_option(MCG_OPT_WRITEBACK_IO_DEPTH);
+	long behind = mcg_option(MCG_OPT_DIRTY_WRITE_BEHIND);
+	static struct seq_round sr[NR_T][MAX_ROUNDS];
 	static double sec[NR_T][MAX_ROUNDS];
-	bench_progress("throughput: sequential 1 MiB writes + fsync of %ld MiB, %d rounds",
-	               size / MIB, rounds);
-	/* Round -1 warms up: each variant's memory mapped once (the page
-	 * cache's slabs fault their pages in the first time, the kernel's come
-	 * from its free lists), so the rounds measure the steady state. */
+	bench_progress("throughput: sequential 1 MiB writes + fsync of %ld MiB, %d rounds; memcg "
+	               "at writeback_io_depth %ld, dirty_write_behind %ld, and without each",
+	               size / MIB, rounds, depth, behind);
+	/* Round -1 warms up (each variant's paths and files once).  The
+	 * variants take turns, each first in one round. */
 	for (int r = cfg.smoke ? 0 : -1; r < rounds; r++)
 		for (int k = 0; k < NR_T; k++) {
 			int v = (k + r + NR_T) % NR_T;
-			double t = seq_write(v, size, buf);
-			if (r >= 0)
-				sec[v][r] = t;
+			struct seq_round x = seq_write(v, size, buf, depth, behind);
+			if (r >= 0) {
+				sr[v][r] = x;
+				sec[v][r] = x.write_s + x.sync_s;
+			}
 		}
 	double mbs[NR_T];
 	for (int v = 0; v < NR_T; v++)
 		mbs[v] = (double)size / MIB / bench_median(sec[v], rounds);
-	char note[160];
-	snprintf(note, sizeof(note), "MB/s: memcg %.0f, kernel %.0f, O_DIRECT %.0f", mbs[T_MCG],
-	         mbs[T_KERNEL], mbs[T_DIRECT]);
+	size_t wf = offsetof(struct seq_round, write_s), sf = offsetof(struct seq_round, sync_s);
+	char note[256];
+	snprintf(note, sizeof(note),
+	         "MB/s: memcg %.0f, kernel %.0f, O_DIRECT %.0f; s write + fsync: memcg %.2f + "
+	         "%.2f, kernel %.2f + %.2f",
+	         mbs[T_MCG], mbs[T_KERNEL], mbs[T_DIRECT], median_of(sr[T_MCG], rounds, wf),
+	         median_of(sr[T_MCG], rounds, sf), median_of(sr[T_KERNEL], rounds, wf),
+	         median_of(sr[T_KERNEL], rounds, sf));
 	report("throughput", "seq write+fsync memcg/kernel",
 	       bench_ratio_median(sec[T_KERNEL], sec[T_MCG], rounds), "ratio", '>', 0.9, note);
 	report("throughput", "seq write+fsync memcg/O_DIRECT",
 	       bench_ratio_median(sec[T_DIRECT], sec[T_MCG], rounds), "ratio", 0, 0, NULL);
+	/* What the parts say: the fsync alone (the writeback's depth), the
+	 * writes' CPU (copy, page faults, bookkeeping) beside the kernel's. */
+	double ks[MAX_ROUNDS], ms[MAX_ROUNDS], m1s[MAX_ROUNDS], kc[MAX_ROUNDS], mc[MAX_ROUNDS];
+	double flt[MAX_ROUNDS];
+	for (int r = 0; r < rounds; r++) {
+		ks[r] = sr[T_KERNEL][r].sync_s;
+		ms[r] = sr[T_MCG_NOWB][r].sync_s;
+		m1s[r] = sr[T_MCG1][r].sync_s;
+		kc[r] = sr[T_KERNEL][r].cpu_s;
+		mc[r] = sr[T_MCG][r].cpu_s;
+		flt[r] = (double)sr[T_MCG][r].faults;
+	}
+	snprintf(note, sizeof(note),
+	         "write+fsync MB/s %.0f; fsync s: %.2f at depth %ld, %.2f at depth 1, kernel %.2f",
+	         mbs[T_MCG_NOWB], bench_median(ms, rounds), depth, bench_median(m1s, rounds),
+	         bench_median(ks, rounds));
+	report("throughput", "seq no write-behind/kernel",
+	       bench_ratio_median(sec[T_KERNEL], sec[T_MCG_NOWB], rounds), "ratio", 0, 0, note);
+	snprintf(note, sizeof(note), "write+fsync MB/s %.0f (no write-behind either)", mbs[T_MCG1]);
+	report("throughput", "seq depth 1/kernel",
+	       bench_ratio_median(sec[T_KERNEL], sec[T_MCG1], rounds), "ratio", 0, 0, note);
+	double faults = bench_median(flt, rounds);
+	snprintf(note, sizeof(note),
+	         "CPU s: memcg %.2f, kernel %.2f; memcg's page faults %.0f (%.0f%% of its pages)",
+	         bench_median(mc, rounds), bench_median(kc, rounds), faults,
+	         100.0 * faults / ((double)size / PAGE));
+	report("throughput", "seq writes' CPU kernel/memcg", bench_ratio_median(kc, mc, rounds),
+	       "ratio", 0, 0, note);
+}
 
-	/* Random 4 KiB rewrites and reads of a cached working set. */
+static void case_throughput(void)
+{
+	char *buf = xmalloc_aligned(MIB);
+	case_seq(buf);
+
+	/* Random 4 KiB rewrites and reads of a cached working set of 64 MiB (a
+	 * realistic cache: beyond the CPU's caches, so a read copies from
+	 * memory), and reads of 4 MiB (inside them), beside the copy floor: a
+	 * memcpy of 4 KiB from a random page of 64 MiB. */
 	long ws = cfg.smoke ? 4 * MIB : 64 * MIB, pages = ws / PAGE;
+	long small = 4 * MIB, spages = small / PAGE;
 	long n = cfg.smoke ? 20000 : 200000, nd = cfg.smoke ? 500 : 4000;
-	rounds = cfg.smoke ? 1 : MCG_MIN(cfg.runs, MAX_ROUNDS);
+	int rounds = cfg.smoke ? 1 : MCG_MIN(cfg.runs, MAX_ROUNDS);
 	mcg_file_t *mf = mopen("rnd-mcg", O_RDWR | O_CREAT | O_TRUNC, NULL);
 	mfill(mf, ws, buf);
 	int kfd = kopen("rnd-kernel", O_RDWR | O_CREAT | O_TRUNC);
 	kfill(kfd, ws, buf);
 	int dfd = kopen("rnd-direct", O_RDWR | O_CREAT | O_TRUNC | O_DIRECT);
 	kfill(dfd, ws, buf);
-	static double w[NR_T][MAX_ROUNDS], rd[2][MAX_ROUNDS];
-	bench_progress("throughput: random 4 KiB rewrites and reads over %ld MiB, %d rounds",
-	               ws / MIB, rounds);
+	mcg_file_t *msf = mopen("rnd-mcg-small", O_RDWR | O_CREAT | O_TRUNC, NULL);
+	mfill(msf, small, buf);
+	int ksfd = kopen("rnd-kernel-small", O_RDWR | O_CREAT | O_TRUNC);
+	kfill(ksfd, small, buf);
+	char *mem = xmalloc_aligned((size_t)ws);
+	static double w[NR_T][MAX_ROUNDS], rd[2][MAX_ROUNDS], rds[2][MAX_ROUNDS], cp[MAX_ROUNDS];
+	bench_progress("throughput: random 4 KiB rewrites and reads over %ld MiB, reads over %ld "
+	               "MiB, %d rounds",
+	               ws / MIB, small / MIB, rounds);
 	for (int r = 0; r < rounds; r++) {
-		for (int k = 0; k < NR_T; k++) {
-			int v = (k + r) % NR_T;
+		for (int k = 0; k < 3; k++) {
+			int v = (k + r) % 3; /* T_MCG, T_KERNEL, T_DIRECT */
 			w[v][r] = random_ops(v, true, mf, v == T_DIRECT ? dfd : kfd, pages,
 			                     v == T_DIRECT ? nd : n, buf, 777u + (unsigned)r);
 		}
-		for (int k = 0; k < 2; k++) {
-			int v = (k + r) % 2; /* T_MCG, T_KERNEL */
-			rd[v][r] = random_ops(v, false, mf, kfd, pages, n, buf, 999u + (unsigned)r);
+		for (int k = 0; k < 5; k++) {
+			int v = (k + r) % 5; /* 64 MiB: memcg, kernel, copy; 4 MiB: memcg, kernel */
+			unsigned sd = 999u + (unsigned)r;
+			if (v < 2)
+				rd[v][r] = random_ops(v, false, mf, kfd, pages, n, buf, sd);
+			else if (v == 2)
+				cp[r] = random_copies(mem, pages, n, buf, sd);
+			else
+				rds[v - 3][r] =
+				        random_ops(v - 3, false, msf, ksfd, spages, n, buf, sd);
 		}
 	}
+	char note[256];
 	snprintf(note, sizeof(note), "ns/op: memcg %.0f, O_DIRECT %.0f, kernel buffered %.0f",
 	         bench_median(w[T_MCG], rounds), bench_median(w[T_DIRECT], rounds),
 	         bench_median(w[T_KERNEL], rounds));
@@ -385,18 +506,34 @@ static void case_throughput(void)
 	       bench_ratio_median(w[T_DIRECT], w[T_MCG], rounds), "ratio", '>', 5.0, note);
 	report("throughput", "rand 4K rewrite memcg/kernel",
 	       bench_ratio_median(w[T_KERNEL], w[T_MCG], rounds), "ratio", 0, 0, NULL);
-	snprintf(note, sizeof(note), "ns/op: memcg %.0f, kernel %.0f",
-	         bench_median(rd[T_MCG], rounds), bench_median(rd[T_KERNEL], rounds));
+	double mr = bench_median(rd[T_MCG], rounds), kr = bench_median(rd[T_KERNEL], rounds);
+	double floor = bench_median(cp, rounds);
+	snprintf(note, sizeof(note), "ns/op: memcg %.0f, kernel %.0f (%ld MiB)", mr, kr, ws / MIB);
 	report("throughput", "rand 4K cached read memcg/kernel",
 	       bench_ratio_median(rd[T_KERNEL], rd[T_MCG], rounds), "ratio", '>', 2.0, note);
+	snprintf(note, sizeof(note), "2x needs memcg at kernel/2 = %.0f ns; memcg = copy + %.0f ns",
+	         kr / 2, mr - floor);
+	report("throughput", "rand 4K copy floor (memcpy)", floor, "ns", 0, 0, note);
+	report("throughput", "rand 4K copy floor/kernel read",
+	       bench_ratio_median(cp, rd[T_KERNEL], rounds), "ratio", 0, 0,
+	       "above 0.5: 2x is out of reach by the copy alone");
+	snprintf(note, sizeof(note), "ns/op: memcg %.0f, kernel %.0f (in the CPU's caches)",
+	         bench_median(rds[T_MCG], rounds), bench_median(rds[T_KERNEL], rounds));
+	report("throughput", "rand 4K read 4 MiB memcg/kernel",
+	       bench_ratio_median(rds[T_KERNEL], rds[T_MCG], rounds), "ratio", 0, 0, note);
 	mcg_file_close(mf);
+	mcg_file_close(msf);
 	mcg_file_sync_all();
 	mcg_file_drop_caches();
 	close(kfd);
 	close(dfd);
+	close(ksfd);
 	unlink(path_in("rnd-mcg"));
 	unlink(path_in("rnd-kernel"));
 	unlink(path_in("rnd-direct"));
+	unlink(path_in("rnd-mcg-small"));
+	unlink(path_in("rnd-kernel-small"));
+	free(mem);
 	free(buf);
 }
 

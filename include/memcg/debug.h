@@ -66,7 +66,7 @@ enum mcg_fault_io_op {
 	MCG_FAULT_IO_READ = 1u << 2,     /**< pread / preadv */
 	MCG_FAULT_IO_WRITE = 1u << 3,    /**< pwrite / pwritev (writeback) */
 	MCG_FAULT_IO_SYNC = 1u << 4,     /**< fdatasync / fsync / sync_file_range */
-	MCG_FAULT_IO_TRUNCATE = 1u << 5, /**< ftruncate */
+	MCG_FAULT_IO_TRUNCATE = 1u << 5, /**< ftruncate, fallocate */
 	MCG_FAULT_IO_ALL = 0x3fu,
 };
 

@@ -73,6 +73,17 @@ static struct mcg_option options[MCG_OPT_COUNT] = {
                                     "the page cache reads and writes backing files with "
                                     "O_DIRECT where the file system allows it (0: buffered "
                                     "I/O and sync_file_range)"},
+        [MCG_OPT_WRITEBACK_IO_DEPTH] = {"writeback_io_depth", "MCG_WRITEBACK_IO_DEPTH", 8, 8, 1, 16,
+                                        "count",
+                                        "backing writes (runs of up to 4 MiB) one writeback of "
+                                        "a file keeps in flight, on a pool of as many threads "
+                                        "(1: one at a time, in the writing thread)"},
+        [MCG_OPT_DIRTY_WRITE_BEHIND] = {"dirty_write_behind", "MCG_DIRTY_WRITE_BEHIND", 4L << 20,
+                                        4L << 20, 0, 1L << 30, "bytes",
+                                        "write-behind: a handle writing a file sequentially has "
+                                        "each aligned chunk of this many bytes written as soon "
+                                        "as it is complete, while its domains are under their "
+                                        "background thresholds (0: off)"},
 };
 
 static bool options_use_env = true;

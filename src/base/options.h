@@ -32,6 +32,8 @@ enum mcg_option_id {
 	MCG_OPT_DIRTY_WRITEBACK_CS,     /* period of the periodic writeback (0: none) */
 	MCG_OPT_DIRTY_ACCOUNTING,       /* per-group dirty accounting and limits */
 	MCG_OPT_FILE_DIRECT_IO,         /* O_DIRECT for backing files where it works */
+	MCG_OPT_WRITEBACK_IO_DEPTH,     /* backing writes in flight per writeback */
+	MCG_OPT_DIRTY_WRITE_BEHIND,     /* sequential writers' chunks written at once (0: off) */
 	MCG_OPT_COUNT
 };
 

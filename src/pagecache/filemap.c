@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/options.h"
 #include "pagecache/dirty.h"
 #include "pagecache/filemap.h"
 #include "pagecache/io.h"
@@ -38,6 +39,14 @@
 /* Copy @n bytes between @data and the segments at byte @pos of @iov. */
 static void iov_copy(const struct iovec *iov, int cnt, size_t pos, void *data, size_t n, bool out)
 {
+	if (likely(cnt == 1)) { /* pread / pwrite: one buffer */
+		char *b = (char *)iov[0].iov_base + pos;
+		if (out)
+			memcpy(b, data, n);
+		else
+			memcpy(data, b, n);
+		return;
+	}
 	char *d = data;
 	for (int i = 0; i < cnt && n; i++) {
 		if (pos >= iov[i].iov_len) {
@@ -212,6 +221,34 @@ static int write_check_errors(struct mcg_inode *in)
 	return mcg_wb_flush(in);
 }
 
+/*
+ * Write-behind (option dirty_write_behind, bytes B): a handle writing
+ * sequentially (this write starts where its last one ended) that
+ * completes one or more B-aligned chunks hands them to the flushers to be
+ * written now, not when the file expires or is fsynced: the device works
+ * while the writer copies, and an fsync after a stream finds little left.
+ * Only while the writer's domains (@pcg's and the global one) are under
+ * their background thresholds: over them, background writeback runs
+ * already, scheduled per domain - the throttle shares the device between
+ * groups by that writeback's bandwidth, which write-behind would bypass.
+ * Random writes never trigger it; a rewrite of dirty pages meanwhile is
+ * written once more.
+ */
+static void write_behind(struct mcg_file *f, struct mcg_pcg *pcg, int64_t off, size_t done)
+{
+	long bytes = mcg_option(MCG_OPT_DIRTY_WRITE_BEHIND);
+	if (likely(!bytes))
+		return;
+	int64_t end = off + (int64_t)done;
+	bool seq = __atomic_load_n(&f->write_next, __ATOMIC_RELAXED) == off;
+	__atomic_store_n(&f->write_next, end, __ATOMIC_RELAXED);
+	uint64_t chunk = MCG_MAX((uint64_t)bytes >> MCG_FPAGE_SHIFT, (uint64_t)1);
+	uint64_t a = ((uint64_t)off >> MCG_FPAGE_SHIFT) / chunk;
+	uint64_t b = ((uint64_t)end >> MCG_FPAGE_SHIFT) / chunk;
+	if (seq && b > a && !mcg_dirty_over_bg(pcg))
+		mcg_wb_behind(f->inode, a * chunk, b * chunk);
+}
+
 ssize_t mcg_filemap_write(struct mcg_file *f, const struct iovec *iov, int cnt, int64_t off,
                           bool nowait, uint64_t *wait_ns)
 {
@@ -230,8 +267,11 @@ ssize_t mcg_filemap_write(struct mcg_file *f, const struct iovec *iov, int cnt, 
 		return err;
 	size_t done = 0;
 	while (done < total && !err) {
-		if (nowait && mcg_balance_dirty_pages_ratelimited(g, true, wait_ns) == -EAGAIN)
+		if (nowait && mcg_balance_dirty_pages_ratelimited(g, true, wait_ns) == -EAGAIN) {
+			if (done)
+				write_behind(f, pcg, off, done);
 			return done ? (ssize_t)done : -EAGAIN;
+		}
 		mcg_rwlock_read(&in->rw);
 		for (int k = 0; k < WRITE_BATCH && done < total; k++) {
 			int64_t pos = off + (int64_t)done;
@@ -260,6 +300,8 @@ ssize_t mcg_filemap_write(struct mcg_file *f, const struct iovec *iov, int cnt, 
 		if (!nowait)
 			mcg_balance_dirty_pages_ratelimited(g, false, NULL);
 	}
+	if (done)
+		write_behind(f, pcg, off, done);
 	return done ? (ssize_t)done : err;
 }
 

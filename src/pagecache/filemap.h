@@ -51,6 +51,7 @@ struct mcg_file {
 	mcg_spin_t lock; /* MCG_RANK_LEAF: wb_err_since, ra */
 	mcg_errseq_t wb_err_since;
 	struct mcg_ra_state ra;
+	int64_t write_next; /* where this handle's last write ended (a hint: write-behind) */
 };
 
 /** mcg_filemap_read - mcg_file_preadv() for a valid handle and segments. */

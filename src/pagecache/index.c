@@ -51,8 +51,21 @@ void *mcg_index_lookup(const struct mcg_index *ix, uint64_t i)
 	}
 }
 
+/* The leaf holding @i's slot, or NULL. */
+static struct mcg_index_node *leaf_of(const struct mcg_index *ix, uint64_t i)
+{
+	struct mcg_index_node *n = ix->root;
+	if (!n || !covers(ix->height, i))
+		return NULL;
+	while (n && n->shift)
+		n = n->slots[digit(n, i)];
+	return n;
+}
+
 unsigned mcg_index_nodes_needed(const struct mcg_index *ix, uint64_t i)
 {
+	if (leaf_of(ix, i))
+		return 0; /* (the common case: a neighbour's leaf) */
 	if (!ix->root)
 		return levels_for(i); /* a root and one node per level below */
 	unsigned height = ix->height, top = MCG_MAX(height, levels_for(i));
@@ -144,17 +157,6 @@ int mcg_index_insert(struct mcg_index *ix, uint64_t i, void *item, struct mcg_in
 	n->count++;
 	ix->nr++;
 	return 0;
-}
-
-/* The leaf holding @i's slot, or NULL. */
-static struct mcg_index_node *leaf_of(const struct mcg_index *ix, uint64_t i)
-{
-	struct mcg_index_node *n = ix->root;
-	if (!n || !covers(ix->height, i))
-		return NULL;
-	while (n && n->shift)
-		n = n->slots[digit(n, i)];
-	return n;
 }
 
 /* Clear bit @s of @tag in @n, and upward while a node's word goes to 0. */
@@ -280,4 +282,25 @@ void *mcg_index_next(const struct mcg_index *ix, uint64_t start, unsigned tag, u
 		n = n->slots[s];
 	}
 	return NULL;
+}
+
+uint64_t mcg_index_tagged_span(const struct mcg_index *ix, uint64_t start, unsigned tag,
+                               uint64_t max)
+{
+	uint64_t n = 0, i = start;
+	while (n < max) {
+		const struct mcg_index_node *leaf = leaf_of(ix, i);
+		if (!leaf)
+			break;
+		unsigned s = digit(leaf, i);
+		uint64_t ahead = ~(leaf->tags[tag] >> s); /* (zeros shifted in: a 1 ends it) */
+		unsigned run = ahead ? (unsigned)__builtin_ctzll(ahead) : MCG_INDEX_SLOTS;
+		if (run > MCG_INDEX_SLOTS - s)
+			run = MCG_INDEX_SLOTS - s;
+		n += run;
+		if (s + run < MCG_INDEX_SLOTS || i + run < i)
+			break; /* the span ends in this leaf (or at the last index) */
+		i += run;
+	}
+	return MCG_MIN(n, max);
 }

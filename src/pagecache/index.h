@@ -136,4 +136,12 @@ static inline bool mcg_index_tagged(const struct mcg_index *ix, enum mcg_index_t
  */
 void *mcg_index_next(const struct mcg_index *ix, uint64_t start, unsigned tag, uint64_t *at);
 
+/**
+ * mcg_index_tagged_span - how many entries from @start on, one after
+ * another with no gap, have @tag (< MCG_NR_TAGS); at most @max.  One
+ * leaf per 64 entries.
+ */
+uint64_t mcg_index_tagged_span(const struct mcg_index *ix, uint64_t start, unsigned tag,
+                               uint64_t max);
+
 #endif /* MCG_PAGECACHE_INDEX_H */

@@ -68,6 +68,8 @@ struct mcg_inode {
 	bool on_wb_list;         /* the domain's wb.lock */
 	uint64_t dirtied_ms;     /* when it went from clean to dirty (lock) */
 	uint64_t wb_index;       /* where background writeback goes on (wb_lock) */
+	uint64_t behind_from;    /* write-behind: pages [from, to) to write now (lock) */
+	uint64_t behind_to;      /* 0: none (lock; read racily by the flushers) */
 	uint64_t retry_ms;       /* background writeback waits until then after an error (atomic) */
 	int wb_errno;            /* the last writeback's error, 0 after a clean one (atomic) */
 };

@@ -241,6 +241,23 @@ int mcg_io_ftruncate(int fd, off_t size)
 	return 0;
 }
 
+int mcg_io_extend(int fd, off_t from, off_t size)
+{
+	int f = fault_plain(MCG_FAULT_IO_TRUNCATE);
+	if (f)
+		return f;
+	struct stat st;
+	if (fstat(fd, &st))
+		return -errno;
+	if (st.st_size >= size)
+		return 0;
+	off_t at = MCG_MAX(st.st_size, from);
+	while (fallocate(fd, 0, at, size - at))
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
 int mcg_io_start_writeback(int fd, off_t off, off_t len)
 {
 	int f = fault_plain(MCG_FAULT_IO_SYNC);

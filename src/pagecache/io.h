@@ -79,6 +79,18 @@ int mcg_io_fsync(int fd);
 int mcg_io_ftruncate(int fd, off_t size);
 
 /**
+ * mcg_io_extend - make the backing file at least @size bytes long, the
+ * blocks from @from (or its end, if further) to @size allocated
+ * (fallocate(2); a TRUNCATE-kind fault point); what lies between its end
+ * and @from stays a hole.  So that O_DIRECT writes below @size overwrite allocated
+ * (unwritten) blocks inside the file: file systems run those concurrently
+ * (ext4 and XFS serialise writes that extend a file or fill a hole under
+ * the inode lock).  Return: 0 (extended, or long enough), or -errno
+ * (EOPNOTSUPP: the file system cannot; the caller writes without it).
+ */
+int mcg_io_extend(int fd, off_t from, off_t size);
+
+/**
  * mcg_io_start_writeback - sync_file_range(SYNC_FILE_RANGE_WRITE) on a
  * buffered backing file: start the kernel's writeback of what was written,
  * so that it does not pile up dirty in the kernel.  Return: 0 or -errno.

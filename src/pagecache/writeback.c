@@ -21,16 +21,21 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "base/fault.h"
 #include "base/log.h"
 #include "base/options.h"
+#include "memcg/kmalloc.h"
 #include "pagecache/dirty.h"
 #include "pagecache/flusher.h"
 #include "pagecache/io.h"
 #include "pagecache/lru.h"
+#include "pagecache/wbio.h"
 
-#define RUN_PAGES 1024 /* pages per backing write: 4 MiB (IOV_MAX segments) */
-#define RETRY_MS 100   /* background writeback of a file waits this long after an error */
-#define TAG_BATCH 4096
+#define RUN_PAGES 1024     /* pages per backing write: 4 MiB (IOV_MAX segments) */
+#define RETRY_MS 100       /* background writeback of a file waits this long after an error */
+#define TAG_BATCH 4096     /* pages fsync tags per mapping-lock hold */
+#define EXTEND_MAX 262144u /* pages one extension of a backing file covers at most: 1 GiB */
+#define BEHIND_TURN 8192   /* write-behind pages a file gets per flusher turn: 32 MiB */
 
 /* Where @page's dirty/writeback counts go: its live pcg, or the root's. */
 static struct mcg_pcg *target(struct mcg_fpage *page)
@@ -153,7 +158,25 @@ void mcg_wb_wait_page_locked(struct mcg_inode *in, struct mcg_fpage *page)
 
 /* ------------------------------------------------------------ writing */
 
+static int run_pages = RUN_PAGES; /* pages per run: RUN_PAGES, smaller in tests */
+
+void mcg_wb_set_run_pages(int n)
+{
+	__atomic_store_n(&run_pages, n > 0 && n <= RUN_PAGES ? n : RUN_PAGES, __ATOMIC_RELAXED);
+}
+
+/*
+ * A run: consecutive pages under writeback, and the backing write that
+ * carries them (a request to the writeback I/O pool: wbio.h).  Taken and
+ * ended by the writeback's thread; written by a pool thread or by it.
+ */
 struct run {
+	struct mcg_wbio io;
+	struct mcg_inode *in;
+	int64_t size;    /* the file's size when the run was taken */
+	bool background; /* not fsync's (buffered: start the kernel's writeback) */
+	int err;         /* the write's result */
+	size_t done;     /* bytes written from its start */
 	int n;
 	uint64_t first;
 	struct mcg_fpage *pages[RUN_PAGES];
@@ -161,16 +184,18 @@ struct run {
 
 /*
  * Take a run of up to @max consecutive pages tagged @tag at or after
- * *@start (mapping lock held): each goes from dirty to writeback, pinned.
+ * @start, before @end (mapping lock held): each goes from dirty to
+ * writeback, pinned.
  * Return: false when there is none.
  */
-static bool run_start_locked(struct mcg_inode *in, struct run *r, uint64_t start, unsigned tag,
-                             long max)
+static bool run_start_locked(struct mcg_inode *in, struct run *r, uint64_t start, uint64_t end,
+                             unsigned tag, long max)
 {
 	uint64_t at;
+	int most = __atomic_load_n(&run_pages, __ATOMIC_RELAXED);
 	r->n = 0;
 	struct mcg_fpage *page = mcg_index_next(&in->index, start, tag, &at);
-	while (page && r->n < RUN_PAGES && r->n < max) {
+	while (page && at < end && r->n < most && r->n < max) {
 		if (r->n && at != r->first + (uint64_t)r->n)
 			break; /* not consecutive: the next run */
 		mcg_index_tag_clear(&in->index, at, MCG_TAG_TOWRITE);
@@ -198,7 +223,8 @@ static bool run_start_locked(struct mcg_inode *in, struct run *r, uint64_t start
 	return r->n > 0;
 }
 
-/* Write @r to the backing file.  *@done: bytes written from its start. */
+/* Write @r to the backing file (no page-cache lock held).  *@done: bytes
+ * written from its start. */
 static int run_write(struct mcg_inode *in, struct run *r, int64_t size, bool background,
                      size_t *done)
 {
@@ -225,7 +251,9 @@ static int run_write(struct mcg_inode *in, struct run *r, int64_t size, bool bac
 	int err = cnt ? mcg_io_pwritev(in->fd, iov, cnt, off, in->align, done) : 0;
 	if (!err && direct && end > mcg_inode_size(in)) {
 		/* Whole pages went out: cut the file back to its size.  The size
-		 * only grows meanwhile (truncate waits for wb_lock). */
+		 * only grows meanwhile (truncate waits for wb_lock), so a cut by
+		 * another run's write never takes bytes below it: the last one
+		 * to cut sets the size of the moment. */
 		err = mcg_io_ftruncate(in->fd, mcg_inode_size(in));
 		if (err)
 			*done = 0;
@@ -237,6 +265,13 @@ static int run_write(struct mcg_inode *in, struct run *r, int64_t size, bool bac
 			                       (off_t)want); /* (a hint: errors come at fsync) */
 	}
 	return err;
+}
+
+/* The pool's request: write the run (in a pool thread, or the submitter). */
+static void run_io(struct mcg_wbio *io)
+{
+	struct run *r = mcg_container_of(io, struct run, io);
+	r->err = run_write(r->in, r, r->size, r->background, &r->done);
 }
 
 /* End @r's writeback: @done bytes reached the file, @err if not all. */
@@ -286,44 +321,144 @@ static long run_end(struct mcg_inode *in, struct run *r, size_t done, int err)
 	return written;
 }
 
-/* Write up to @nr pages (wb_lock held).  Return: 0 or the first error. */
+/*
+ * Before run @r (taken with tag @tag) goes out past what the backing file
+ * is known to hold (*@known bytes): make the file long enough for it and
+ * for the pages tagged right after it, with no gap, at most EXTEND_MAX
+ * pages and the file's size (page-rounded) - so that it and the runs after
+ * it overwrite allocated blocks inside the file, which O_DIRECT writes
+ * do concurrently, where a write that extends the file holds the inode
+ * lock alone.  One call per stretch of consecutive dirty pages: extending
+ * waits for the file's writes in flight.  Gaps stay holes.  On failure
+ * (not supported, no space) the writes go out as they are and report
+ * their own errors.
+ */
+static void extend_for(struct mcg_inode *in, struct run *r, unsigned tag, int64_t *known)
+{
+	int64_t end = (int64_t)(r->first + (uint64_t)r->n) << MCG_FPAGE_SHIFT;
+	if (end <= *known)
+		return;
+	mcg_lock(&in->lock);
+	uint64_t more =
+	        mcg_index_tagged_span(&in->index, r->first + (uint64_t)r->n, tag, EXTEND_MAX);
+	int64_t size = mcg_inode_size(in);
+	mcg_unlock(&in->lock);
+	int64_t want = end + (int64_t)(more << MCG_FPAGE_SHIFT);
+	int64_t cap = (size + (int64_t)MCG_FPAGE_SIZE - 1) & ~(int64_t)(MCG_FPAGE_SIZE - 1);
+	want = MCG_MAX(MCG_MIN(want, cap), end);
+	int64_t from = (int64_t)r->first << MCG_FPAGE_SHIFT;
+	*known = mcg_io_extend(in->fd, from, want) ? INT64_MAX : want; /* (failed: not again) */
+}
+
+/*
+ * Write up to @nr pages (wb_lock held), with up to writeback_io_depth runs
+ * in flight: take runs in file order while fewer are out, reap one as it
+ * ends, until no page is left (or, background, an error stops it).  Runs
+ * end in any order; each is ended on its own (run_end()), so counts and
+ * errors do not depend on the order.  Return: 0 or the first error.
+ */
 static int write_pages(struct mcg_inode *in, long nr, enum mcg_wb_mode mode, long *written)
 {
 	unsigned tag = mode == MCG_WB_SYNC ? MCG_TAG_TOWRITE : MCG_TAG_DIRTY;
-	uint64_t start = mode == MCG_WB_SYNC ? 0 : in->wb_index;
-	bool wrapped = start == 0;
+	uint64_t start = mode == MCG_WB_BACKGROUND ? in->wb_index : 0, end = UINT64_MAX;
+	bool wrapped = start == 0 || mode == MCG_WB_BEHIND, more = true;
 	int first_err = 0;
 	long left = nr, total = 0;
-	struct run run, *r = &run; /* (on the stack: writeback allocates nothing) */
-	while (left > 0) {
-		mcg_lock(&in->lock);
-		bool got = run_start_locked(in, r, start, tag, left);
-		if (!got && !wrapped) { /* background: from the start of the file once */
-			wrapped = true;
-			start = 0;
-			got = run_start_locked(in, r, start, tag, left);
+	int depth = (int)MCG_MIN(mcg_option(MCG_OPT_WRITEBACK_IO_DEPTH), MCG_WBIO_MAX_THREADS);
+	long most = __atomic_load_n(&run_pages, __ATOMIC_RELAXED);
+	mcg_lock(&in->lock);
+	long dirty = in->nr_dirty;
+	if (mode == MCG_WB_BEHIND) { /* the range, taken: writers add to a new one */
+		start = in->behind_from;
+		end = in->behind_to;
+		in->behind_to = 0;
+		dirty = MCG_MIN(dirty, (long)(end - start));
+	}
+	mcg_unlock(&in->lock);
+	if (mode == MCG_WB_BEHIND && !end)
+		goto out;
+	/* Runs: one on the stack (enough for one at a time: writeback needs
+	 * no memory to progress), several from the heap when more than one
+	 * run is to be written and memory allows. */
+	struct run one, *runs = &one, *idle[MCG_WBIO_MAX_THREADS];
+	if (depth > 1 && MCG_MIN(left, dirty) > most && !mcg_fault_should_fail())
+		runs = mcg_malloc(sizeof(struct run) * (size_t)depth);
+	if (runs == &one || !runs) {
+		runs = &one;
+		depth = 1;
+	}
+	int nidle = 0;
+	for (int i = 0; i < depth; i++)
+		idle[nidle++] = &runs[i];
+	int64_t known = in->align > 1 && depth > 1 ? 0 : INT64_MAX; /* (0: ask the file) */
+	struct mcg_wbio_batch batch;
+	mcg_wbio_batch_init(&batch);
+	for (;;) {
+		while (more && nidle && left > 0) {
+			struct run *r = idle[--nidle];
+			mcg_lock(&in->lock);
+			bool got = run_start_locked(in, r, start, end, tag, left);
+			if (!got && !wrapped) { /* background: from the start of the file once */
+				wrapped = true;
+				start = 0;
+				got = run_start_locked(in, r, start, end, tag, left);
+			}
+			r->size = mcg_inode_size(in);
+			mcg_unlock(&in->lock);
+			if (!got) {
+				idle[nidle++] = r;
+				more = false;
+				break;
+			}
+			left -= r->n;
+			start = r->first + (uint64_t)r->n;
+			extend_for(in, r, tag, &known);
+			r->in = in;
+			r->background = mode != MCG_WB_SYNC;
+			r->io.fn = run_io;
+			mcg_wbio_submit(&batch, &r->io, depth);
 		}
-		int64_t size = mcg_inode_size(in);
-		mcg_unlock(&in->lock);
-		if (!got)
+		struct mcg_wbio *io = mcg_wbio_reap(&batch);
+		if (!io)
 			break;
-		size_t done;
-		int err = run_write(in, r, size, mode == MCG_WB_BACKGROUND, &done);
-		total += run_end(in, r, done, err);
-		left -= r->n;
-		start = r->first + (uint64_t)r->n;
-		if (err) {
+		struct run *r = mcg_container_of(io, struct run, io);
+		total += run_end(in, r, r->done, r->err);
+		idle[nidle++] = r;
+		if (r->err) {
 			if (!first_err)
-				first_err = err;
-			if (mode == MCG_WB_BACKGROUND)
-				break; /* retried after RETRY_MS */
+				first_err = r->err;
+			if (mode != MCG_WB_SYNC)
+				more = false; /* retried after RETRY_MS */
 		}
 	}
+	mcg_wbio_batch_destroy(&batch);
+	if (runs != &one)
+		mcg_free(runs);
 	if (mode == MCG_WB_BACKGROUND)
 		in->wb_index = start;
+	if (mode == MCG_WB_BEHIND && !first_err && left <= 0 && start < end)
+		mcg_wb_behind(in, start, end); /* its turn ended first: the rest next turn */
+out:
 	if (written)
 		*written = total;
 	return first_err;
+}
+
+void mcg_wb_behind(struct mcg_inode *in, uint64_t from, uint64_t to)
+{
+	mcg_lock(&in->lock);
+	struct mcg_pcg *p = in->nr_dirty ? in->wb_pcg : NULL; /* (clean: nothing to write) */
+	if (p) {
+		if (in->behind_to) { /* one range: writers of one file add to it */
+			from = MCG_MIN(from, in->behind_from);
+			to = MCG_MAX(to, in->behind_to);
+		}
+		in->behind_from = from;
+		__atomic_store_n(&in->behind_to, to, __ATOMIC_RELAXED);
+	}
+	mcg_unlock(&in->lock);
+	if (p) /* (the file keeps its domain's pcg: referenced while it lives) */
+		mcg_flusher_queue(p, MCG_WB_WORK_BEHIND);
 }
 
 int mcg_wb_write_file(struct mcg_inode *in, long nr_pages, enum mcg_wb_mode mode, long *written)
@@ -332,7 +467,7 @@ int mcg_wb_write_file(struct mcg_inode *in, long nr_pages, enum mcg_wb_mode mode
 		*written = 0;
 	if (mode == MCG_WB_SYNC) {
 		mcg_lock(&in->wb_lock);
-	} else {
+	} else { /* background, write-behind */
 		if (mcg_config_debug)
 			mcg_lock_check_acquire_(MCG_RANK_FILE_WB);
 		if (pthread_mutex_trylock(&in->wb_lock.mutex)) {
@@ -406,6 +541,9 @@ static struct mcg_inode *pick_file(struct mcg_pcg *p, unsigned work)
 			if (work == MCG_WB_WORK_PERIODIC &&
 			    !mcg_dirty_expired(MCG_READ_ONCE(in->dirtied_ms), now))
 				continue;
+			if (work == MCG_WB_WORK_BEHIND &&
+			    !__atomic_load_n(&in->behind_to, __ATOMIC_RELAXED))
+				continue;
 			found = in;
 			break;
 		}
@@ -418,16 +556,20 @@ static struct mcg_inode *pick_file(struct mcg_pcg *p, unsigned work)
 	return found;
 }
 
-/* Does @p have a file periodic writeback should write now? */
-static bool expired_left(struct mcg_pcg *p)
+/* Does @p have a file periodic writeback (@work PERIODIC) or write-behind
+ * (BEHIND) should write now? */
+static bool work_left(struct mcg_pcg *p, unsigned work)
 {
 	uint64_t now = mcg_dirty_now_ms();
 	bool any = false;
 	mcg_lock(&p->wb.lock);
 	mcg_list_for_each (pos, &p->wb.files) {
 		struct mcg_inode *in = mcg_list_entry(pos, struct mcg_inode, wb_link);
-		if (__atomic_load_n(&in->retry_ms, __ATOMIC_RELAXED) <= now &&
-		    mcg_dirty_expired(MCG_READ_ONCE(in->dirtied_ms), now)) {
+		if (__atomic_load_n(&in->retry_ms, __ATOMIC_RELAXED) > now)
+			continue;
+		if (work == MCG_WB_WORK_PERIODIC
+		            ? mcg_dirty_expired(MCG_READ_ONCE(in->dirtied_ms), now)
+		            : __atomic_load_n(&in->behind_to, __ATOMIC_RELAXED) != 0) {
 			any = true;
 			break;
 		}
@@ -449,15 +591,19 @@ static long write_round(struct mcg_pcg *p, unsigned work)
 		struct mcg_inode *in = pick_file(p, work);
 		if (!in)
 			break;
-		long w = 0, n = work == MCG_WB_WORK_PERIODIC ? __LONG_MAX__ : chunk;
-		if (mcg_wb_write_file(in, n, MCG_WB_BACKGROUND, &w) == -EBUSY) {
+		long w = 0, n = work == MCG_WB_WORK_PERIODIC ? __LONG_MAX__
+		                : work == MCG_WB_WORK_BEHIND ? BEHIND_TURN
+		                                             : chunk;
+		enum mcg_wb_mode mode =
+		        work == MCG_WB_WORK_BEHIND ? MCG_WB_BEHIND : MCG_WB_BACKGROUND;
+		if (mcg_wb_write_file(in, n, mode, &w) == -EBUSY) {
 			/* Another writeback has the file (an fsync, a flusher writing
 			 * it for another domain): wait for it, as the kernel waits
 			 * on I_SYNC, then write what is left - giving up here would
 			 * drop the work while the domain is still over. */
 			mcg_lock(&in->wb_lock);
 			mcg_unlock(&in->wb_lock);
-			mcg_wb_write_file(in, n, MCG_WB_BACKGROUND, &w);
+			mcg_wb_write_file(in, n, mode, &w);
 		}
 		total += w;
 		mcg_inode_put(in);
@@ -498,8 +644,13 @@ unsigned mcg_wb_domain_write(struct mcg_pcg *p, unsigned work)
 			more |= MCG_WB_WORK_BACKGROUND;
 	}
 	if (work & MCG_WB_WORK_PERIODIC) {
-		if (write_round(p, MCG_WB_WORK_PERIODIC) && expired_left(p))
+		if (write_round(p, MCG_WB_WORK_PERIODIC) && work_left(p, MCG_WB_WORK_PERIODIC))
 			more |= MCG_WB_WORK_PERIODIC;
+	}
+	if (work & MCG_WB_WORK_BEHIND) {
+		write_round(p, MCG_WB_WORK_BEHIND);
+		if (work_left(p, MCG_WB_WORK_BEHIND))
+			more |= MCG_WB_WORK_BEHIND;
 	}
 	return more;
 }

@@ -38,8 +38,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #define TEST_SKIP 77 /* exit status of a skipped binary (ctest SKIP_RETURN_CODE) */
 
@@ -144,16 +147,40 @@ static inline int test_rerun(char **argv, const char *var, const char *value, co
 {
 	fflush(stdout);
 	fflush(stderr);
-	pid_t pid = fork();
-	if (pid == 0) {
-		setenv(var, value, 1);
-		setenv(marker, "1", 1);
-		execv("/proc/self/exe", argv);
-		_exit(127);
+	/* posix_spawn, not fork: the child only execs, and a fork would run the
+	 * library's atfork handlers, which hold every allocator lock at once -
+	 * more locks than TSan's deadlock detector can track (64). */
+	size_t n = 0, lv = strlen(var), lm = strlen(marker);
+	while (environ[n])
+		n++;
+	char **env = calloc(n + 3, sizeof(*env));
+	char *kv = malloc(lv + strlen(value) + 2), *km = malloc(lm + 3);
+	int rc = 127;
+	if (env && kv && km) {
+		snprintf(kv, lv + strlen(value) + 2, "%s=%s", var, value);
+		snprintf(km, lm + 3, "%s=1", marker);
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			const char *e = environ[i];
+			if ((!strncmp(e, var, lv) && e[lv] == '=') ||
+			    (!strncmp(e, marker, lm) && e[lm] == '='))
+				continue;
+			env[k++] = environ[i];
+		}
+		env[k++] = kv;
+		env[k++] = km;
+		env[k] = NULL;
+		pid_t pid;
+		if (!posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, env)) {
+			int status = 0;
+			waitpid(pid, &status, 0);
+			rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		}
 	}
-	int status = 0;
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	free(env);
+	free(kv);
+	free(km);
+	return rc;
 }
 
 /* test_run_locked - rerun with MCG_RSEQ=0, the per-CPU lock path (the mode

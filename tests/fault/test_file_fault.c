@@ -23,6 +23,7 @@
 #include "memcg/debug.h"
 #include "memcg/file.h"
 #include "memcg/memcg.h"
+#include "pagecache/writeback.h"
 #include "test.h"
 #include "tmpdir.h"
 
@@ -164,6 +165,20 @@ static void test_io_eintr_and_short(void)
 	sweep_io(0, MCG_FAULT_IO_READ | MCG_FAULT_IO_WRITE, true);
 }
 
+/* The same with runs of 2 pages, 4 in flight on the writeback I/O pool:
+ * failures land in pool threads, runs end out of order. */
+static void test_io_in_flight(void)
+{
+	REQUIRE(!mcg_option_set("writeback_io_depth", 4));
+	mcg_wb_set_run_pages(2);
+	sweep_io(EIO, MCG_FAULT_IO_ALL, false);
+	sweep_io(EIO, MCG_FAULT_IO_ALL, true);
+	sweep_io(ENOSPC, MCG_FAULT_IO_WRITE | MCG_FAULT_IO_SYNC, true);
+	sweep_io(0, MCG_FAULT_IO_READ | MCG_FAULT_IO_WRITE, true);
+	mcg_wb_set_run_pages(0);
+	REQUIRE(!mcg_option_set("writeback_io_depth", 8));
+}
+
 /* A writeback failure reaches every handle exactly once. */
 static void test_io_once_each(void)
 {
@@ -182,9 +197,13 @@ static void test_io_once_each(void)
 	check_file(&m, 1);
 }
 
-/* Memory faults: each call clean; nothing left charged. */
+/* Memory faults: each call clean; nothing left charged.  Runs of one page,
+ * 4 in flight: a writeback's runs are allocated (its fallback: one at a
+ * time, from the stack). */
 static void test_memory_sweep(void)
 {
+	REQUIRE(!mcg_option_set("writeback_io_depth", 4));
+	mcg_wb_set_run_pages(1);
 	mcg_group_t *g;
 	REQUIRE(!mcg_group_create(NULL, "ff", &g));
 	mcg_file_opts_t o = {g, MCG_FILE_NO_DIRECT};
@@ -219,6 +238,8 @@ static void test_memory_sweep(void)
 	}
 	CHECK(nth > 3 && nth < 2000);
 	fprintf(stderr, "  memory: %lu runs\n", nth);
+	mcg_wb_set_run_pages(0);
+	REQUIRE(!mcg_option_set("writeback_io_depth", 8));
 	mcg_group_remove(g);
 	mcg_group_put(g);
 }
@@ -235,6 +256,7 @@ int main(void)
 	RUN(test_io_eio);
 	RUN(test_io_enospc);
 	RUN(test_io_eintr_and_short);
+	RUN(test_io_in_flight);
 	RUN(test_memory_sweep);
 	mcg_file_drop_caches();
 	tmpdir_remove(dir);

@@ -6,7 +6,9 @@
  * data through memcg's page cache, fsyncs, reports the synced size on a
  * pipe, and keeps writing; the parent SIGKILLs it on reading the report,
  * then checks every fsynced byte with read(2).  Rounds over O_DIRECT and
- * buffered backing, aligned and unaligned sizes, fsync and fdatasync.
+ * buffered backing, aligned and unaligned sizes, fsync and fdatasync,
+ * whole runs one at a time and runs of 7 pages 4 in flight (writeback I/O
+ * pool; O_DIRECT files extended ahead of them).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 
 #include "memcg/file.h"
 #include "memcg/memcg.h"
+#include "pagecache/writeback.h"
 #include "test.h"
 #include "tmpdir.h"
 
@@ -36,6 +39,12 @@ static int writer(char **argv)
 	unsigned flags = (unsigned)atoi(argv[6]);
 	mcg_file_opts_t o = {NULL, flags & 1 ? MCG_FILE_NO_DIRECT : 0};
 	mcg_file_t *f;
+	if (flags & 4) {
+		mcg_option_set("writeback_io_depth", 4);
+		mcg_wb_set_run_pages(7);
+	} else {
+		mcg_option_set("writeback_io_depth", 1);
+	}
 	if (mcg_file_open(path, O_RDWR | O_CREAT | O_TRUNC, 0644, &o, &f))
 		return 2;
 	char *b = malloc(size + (1 << 20));
@@ -124,7 +133,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	static const size_t sizes[] = {1, 4095, 4096, 1 << 20, (3 << 20) + 1234, 8 << 20};
-	for (unsigned flags = 0; flags < 4; flags++) /* bit 0: buffered; bit 1: fdatasync */
+	/* bit 0: buffered; bit 1: fdatasync; bit 2: runs in flight */
+	for (unsigned flags = 0; flags < 8; flags++)
 		for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
 			crash_round(argv, dir, 1000 * flags + s + 1, sizes[s], flags);
 	test_passed += !test_failed_checks;

@@ -12,7 +12,9 @@
  *	                                   its handles' charges go to the root
  *
  * Small dirty limits keep the flushers, the throttle and (t0's max) reclaim
- * running under the writers the whole time.  At rest: every group's file
+ * running under the writers the whole time.  Writeback goes out in runs of
+ * 16 pages, 4 in flight on the writeback I/O pool, so fsyncs and flushers
+ * write several runs of a file at once, ending in any order.  At rest: every group's file
  * counters and memory.current are 0 once the cache is dropped.
  */
 #include <errno.h>
@@ -22,6 +24,7 @@
 #include "group_file.h"
 #include "memcg/file.h"
 #include "memcg/memcg.h"
+#include "pagecache/writeback.h"
 #include "stress.h"
 #include "test.h"
 #include "tmpdir.h"
@@ -174,6 +177,8 @@ static void test_integrity(void)
 int main(void)
 {
 	mcg_options_use_env(0);
+	mcg_option_set("writeback_io_depth", 4);
+	mcg_wb_set_run_pages(16);
 	if (tmpdir_make(dir, sizeof(dir), NULL)) {
 		perror("mkdtemp");
 		return 1;

@@ -198,6 +198,41 @@ static void test_random(void)
 	CHECK(ix.root == NULL);
 }
 
+/* tagged_span: consecutive tagged entries from a start, across leaves, capped. */
+static void test_tagged_span(void)
+{
+	struct mcg_index ix;
+	mcg_index_init(&ix);
+	CHECK_EQ(mcg_index_tagged_span(&ix, 0, MCG_TAG_DIRTY, 100), 0); /* empty */
+	/* Entries 0..299 and 400..409; 10..259 and 400..409 tagged DIRTY. */
+	for (uint64_t i = 0; i < 300; i++)
+		REQUIRE(!insert(&ix, i));
+	for (uint64_t i = 400; i < 410; i++)
+		REQUIRE(!insert(&ix, i));
+	for (uint64_t i = 10; i < 260; i++)
+		mcg_index_tag_set(&ix, i, MCG_TAG_DIRTY);
+	for (uint64_t i = 400; i < 410; i++)
+		mcg_index_tag_set(&ix, i, MCG_TAG_DIRTY);
+	CHECK_EQ(mcg_index_tagged_span(&ix, 0, MCG_TAG_DIRTY, 1000), 0);    /* 0 untagged */
+	CHECK_EQ(mcg_index_tagged_span(&ix, 10, MCG_TAG_DIRTY, 1000), 250); /* 4 leaves */
+	CHECK_EQ(mcg_index_tagged_span(&ix, 64, MCG_TAG_DIRTY, 1000), 196); /* a leaf's start */
+	CHECK_EQ(mcg_index_tagged_span(&ix, 63, MCG_TAG_DIRTY, 1000), 197); /* a leaf's end */
+	CHECK_EQ(mcg_index_tagged_span(&ix, 10, MCG_TAG_DIRTY, 100), 100);  /* capped */
+	CHECK_EQ(mcg_index_tagged_span(&ix, 259, MCG_TAG_DIRTY, 1000), 1);
+	CHECK_EQ(mcg_index_tagged_span(&ix, 260, MCG_TAG_DIRTY, 1000), 0);
+	CHECK_EQ(mcg_index_tagged_span(&ix, 400, MCG_TAG_DIRTY, 1000), 10); /* then no leaf entry */
+	CHECK_EQ(mcg_index_tagged_span(&ix, 5000, MCG_TAG_DIRTY, 1000), 0); /* no leaf */
+	CHECK_EQ(mcg_index_tagged_span(&ix, 10, MCG_TAG_TOWRITE, 1000), 0); /* other tag */
+	/* A full leaf of 64, then the next leaf from its slot 0. */
+	for (uint64_t i = 0; i < 10; i++)
+		mcg_index_tag_set(&ix, i, MCG_TAG_DIRTY);
+	CHECK_EQ(mcg_index_tagged_span(&ix, 0, MCG_TAG_DIRTY, 1000), 260);
+	CHECK_EQ(mcg_index_tagged_span(&ix, 0, MCG_TAG_DIRTY, 64), 64);
+	for (uint64_t i = 0; i < 410; i++)
+		del(&ix, i);
+	CHECK(ix.root == NULL);
+}
+
 int main(void)
 {
 	RUN(test_empty);
@@ -206,5 +241,6 @@ int main(void)
 	RUN(test_tags);
 	RUN(test_next_sparse);
 	RUN(test_random);
+	RUN(test_tagged_span);
 	return test_done();
 }

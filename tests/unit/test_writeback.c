@@ -2,20 +2,24 @@
 /*
  * test_writeback.c - dirty and writeback state changes (pagecache/
  * writeback.c), errors kept dirty and reported once per handle (errseq),
- * background writeback over a group's background threshold and periodic
- * writeback of expired files (the flushers), and the throttle holding a
- * group's dirty data under its limit.
+ * background writeback over a group's background threshold, periodic
+ * writeback of expired files and write-behind of sequential writers (the
+ * flushers), runs in flight, and the throttle holding a group's dirty data
+ * under its limit.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "group_file.h"
 #include "memcg/debug.h"
 #include "memcg/file.h"
 #include "memcg/memcg.h"
+#include "base/options.h"
 #include "pagecache/filemap.h"
+#include "pagecache/wbio.h"
 #include "pagecache/writeback.h"
 #include "test.h"
 #include "tmpdir.h"
@@ -328,6 +332,8 @@ static void test_fsync_not_starved(void)
 static void test_emulated_device(void)
 {
 	CHECK_EQ(mcg_fault_io_rate(MCG_FAULT_IO_SYNC, 1), -EINVAL);
+	long behind = mcg_option(MCG_OPT_DIRTY_WRITE_BEHIND);
+	REQUIRE(!mcg_option_set("dirty_write_behind", 0)); /* all 4 MiB left to the fsync */
 	mcg_file_t *f = open_new("device", NULL);
 	REQUIRE(f);
 	char *b = malloc(4 << 20);
@@ -342,7 +348,268 @@ static void test_emulated_device(void)
 	REQUIRE(!mcg_fault_io_rate(0, 0));
 	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 	CHECK(ms >= 4.0 * 1048576 / 64e6 * 1e3 * 0.99);
+	REQUIRE(!mcg_option_set("dirty_write_behind", behind));
 	mcg_file_close(f);
+	free(b);
+}
+
+/* ------------------------------------------------------------ runs in flight */
+
+/* writeback_io_depth 4 and runs of 4 pages: several runs of a small file in flight. */
+static long saved_depth;
+
+static void in_flight_begin(void)
+{
+	saved_depth = mcg_option(MCG_OPT_WRITEBACK_IO_DEPTH);
+	REQUIRE(!mcg_option_set("writeback_io_depth", 4));
+	mcg_wb_set_run_pages(4);
+}
+
+static void in_flight_end(void)
+{
+	mcg_wb_set_run_pages(0);
+	REQUIRE(!mcg_option_set("writeback_io_depth", saved_depth));
+}
+
+/* @name opened new in @g, O_DIRECT or buffered; NULL when O_DIRECT is not here. */
+static mcg_file_t *open_mode(const char *name, mcg_group_t *g, bool direct)
+{
+	mcg_file_t *f = NULL;
+	mcg_file_opts_t o = {g, direct ? 0 : MCG_FILE_NO_DIRECT};
+	unlink(path_of(name));
+	int err = mcg_file_open(path_of(name), O_RDWR | O_CREAT, 0644, &o, &f);
+	CHECK_EQ(err, 0);
+	if (err)
+		return NULL;
+	mcg_file_stat_t st;
+	mcg_file_stat(f, &st);
+	if (direct && !st.direct_align) {
+		fprintf(stderr, "  (no O_DIRECT in %s: that variant not run)\n", dir);
+		mcg_file_close(f);
+		return NULL;
+	}
+	return f;
+}
+
+/*
+ * fsync of 64 pages + 100 bytes: 17 runs, 4 at a time on the pool; every
+ * page written once, the counts back to 0, the backing file's bytes and
+ * size exact (the last run's whole page cut back to the size).
+ */
+static void in_flight_round(bool direct)
+{
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wbfl", &g));
+	mcg_file_t *f = open_mode("inflight", g, direct);
+	if (f) {
+		size_t size = 64 * 4096 + 100;
+		char *data = malloc(size);
+		REQUIRE(data);
+		for (size_t i = 0; i < size; i++)
+			data[i] = (char)(i * 7 + i / 4096);
+		CHECK_EQ(mcg_file_pwrite(f, data, size, 0), (ssize_t)size);
+		CHECK_EQ(stat_of(g, "file_dirty"), 65 * 4096);
+		CHECK_EQ(mcg_file_fsync(f), 0);
+		CHECK_EQ(stat_of(g, "file_dirty"), 0);
+		CHECK_EQ(stat_of(g, "file_writeback"), 0);
+		CHECK_EQ(stat_of(g, "file_written"), 65);
+		CHECK(mcg_wbio_threads() >= 4); /* the runs went to the pool */
+		mcg_file_stat_t st;
+		mcg_file_stat(f, &st);
+		CHECK(st.dirty == 0 && st.writeback == 0);
+		size_t len;
+		char *disk = tmpdir_read_file(path_of("inflight"), &len);
+		CHECK_EQ(len, size);
+		CHECK(disk && len == size && !memcmp(disk, data, size));
+		free(disk);
+		mcg_file_close(f);
+		free(data);
+	}
+	mcg_file_drop_caches();
+	CHECK_EQ(stat_of(g, "file"), 0);
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
+static void test_in_flight_writeback(void)
+{
+	in_flight_begin();
+	in_flight_round(false);
+	in_flight_round(true);
+	in_flight_end();
+}
+
+/*
+ * One run of several in flight fails: its 4 pages stay dirty (and only
+ * they), the fsync fails, each handle hears of it once, the retry writes it.
+ */
+static void test_in_flight_error(void)
+{
+	in_flight_begin();
+	mcg_file_t *a = open_new("flerr", NULL), *b;
+	REQUIRE(a);
+	REQUIRE(!mcg_file_open(path_of("flerr"), O_RDWR, 0, &buffered, &b));
+	char data[32 * 4096];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)(i * 31 + 5);
+	CHECK_EQ(mcg_file_pwrite(a, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	long errors = stat_of(mcg_group_root(), "file_writeback_errors");
+	REQUIRE(!mcg_fault_inject_io(3, 0, EIO, MCG_FAULT_IO_WRITE)); /* the third run's write */
+	CHECK_EQ(mcg_file_fsync(a), -EIO);
+	CHECK_EQ(mcg_fault_io_failed(), 1);
+	CHECK_EQ(mcg_fault_io_count(), 8); /* every run was written, the failed one once */
+	mcg_fault_inject_io(0, 0, 0, 0);
+	mcg_file_stat_t st;
+	mcg_file_stat(a, &st);
+	CHECK_EQ(st.dirty, 4);
+	CHECK_EQ(st.writeback, 0);
+	CHECK_EQ(stat_of(mcg_group_root(), "file_writeback_errors") - errors, 4);
+	CHECK_EQ(mcg_file_fsync(a), 0); /* retried, written; a saw the error already */
+	CHECK_EQ(mcg_file_fsync(b), -EIO);
+	CHECK_EQ(mcg_file_fsync(b), 0);
+	mcg_file_stat(a, &st);
+	CHECK_EQ(st.dirty, 0);
+	size_t len;
+	char *disk = tmpdir_read_file(path_of("flerr"), &len);
+	CHECK_EQ(len, sizeof(data));
+	CHECK(disk && len == sizeof(data) && !memcmp(disk, data, sizeof(data)));
+	free(disk);
+	mcg_file_close(a);
+	mcg_file_close(b);
+	in_flight_end();
+}
+
+/*
+ * O_DIRECT past the backing file's end: the file is extended for each
+ * stretch of consecutive dirty pages before its runs go out together, a
+ * gap between two stretches stays a hole; a failed extension costs
+ * nothing but the concurrency.
+ */
+static void test_extend_backing(void)
+{
+	in_flight_begin();
+	mcg_file_t *f = open_mode("extend", NULL, true);
+	if (f) {
+		char *b = malloc(32 * 4096);
+		REQUIRE(b);
+		memset(b, 'e', 32 * 4096);
+		CHECK_EQ(mcg_file_pwrite(f, b, 32 * 4096, 0), 32 * 4096);
+		CHECK_EQ(mcg_file_pwrite(f, b, 32 * 4096, 2000 * 4096), 32 * 4096);
+		CHECK_EQ(mcg_file_fsync(f), 0);
+		struct stat st;
+		REQUIRE(!stat(path_of("extend"), &st));
+		CHECK_EQ(st.st_size, 2032 * 4096);
+		/* 64 pages written, 1968 of hole between: far fewer than 2032 allocated. */
+		CHECK(st.st_blocks * 512 < 1000 * 4096);
+		CHECK(st.st_blocks * 512 >= 64 * 4096);
+		size_t len;
+		char *disk = tmpdir_read_file(path_of("extend"), &len);
+		REQUIRE(disk && len == 2032 * 4096);
+		CHECK(disk[0] == 'e' && disk[32 * 4096 - 1] == 'e' && disk[32 * 4096] == 0 &&
+		      disk[2000 * 4096 - 1] == 0 && disk[2000 * 4096] == 'e' &&
+		      disk[2032 * 4096 - 1] == 'e');
+		free(disk);
+		/* The extension fails: the runs still go out, every byte lands. */
+		CHECK_EQ(mcg_file_pwrite(f, b, 32 * 4096, 2032 * 4096), 32 * 4096);
+		REQUIRE(!mcg_fault_inject_io(1, 0, EIO, MCG_FAULT_IO_TRUNCATE));
+		CHECK_EQ(mcg_file_fsync(f), 0);
+		CHECK_EQ(mcg_fault_io_failed(), 1);
+		mcg_fault_inject_io(0, 0, 0, 0);
+		disk = tmpdir_read_file(path_of("extend"), &len);
+		CHECK(disk && len == 2064 * 4096 && disk[2032 * 4096] == 'e' &&
+		      disk[2064 * 4096 - 1] == 'e');
+		free(disk);
+		mcg_file_close(f);
+		free(b);
+	}
+	in_flight_end();
+}
+
+/* ------------------------------------------------------------ write-behind */
+
+/* Wait (at most 10 s) until @g has written @written pages and has none
+ * under writeback; Return: its file_written then. */
+static long wait_written(mcg_group_t *g, long written)
+{
+	long w = 0;
+	for (int i = 0; i < 1000; i++) {
+		w = stat_of(g, "file_written");
+		if (w >= written && !stat_of(g, "file_writeback"))
+			break;
+		sleep_ms(10);
+	}
+	return w;
+}
+
+/*
+ * Write-behind, with no periodic pass and the group far under its
+ * background threshold (nothing else writes): a handle writing
+ * sequentially has each complete aligned chunk (16 pages here) written
+ * without fsync, and only that chunk's pages; a partial chunk, a write
+ * that does not continue the handle's last one, and dirty_write_behind 0
+ * start nothing (the file's write-behind range stays empty).
+ */
+static void test_write_behind(void)
+{
+	long saved = mcg_option(MCG_OPT_DIRTY_WRITE_BEHIND);
+	REQUIRE(!mcg_option_set("dirty_writeback_centisecs", 0));
+	REQUIRE(!mcg_option_set("dirty_write_behind", 16 * 4096));
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wbbehind", &g));
+	REQUIRE(!mcg_group_write(g, "memory.dirty_bytes", "64M"));
+	REQUIRE(!mcg_group_write(g, "memory.dirty_background_bytes", "32M"));
+	mcg_file_t *f = open_new("behind", g);
+	REQUIRE(f);
+	struct mcg_inode *in = f->inode;
+	enum { P = 4096 };
+	char *b = malloc(112 * P);
+	REQUIRE(b);
+	for (size_t i = 0; i < 112 * P; i++)
+		b[i] = (char)(i * 13 + i / P);
+	/* Pages 0-15 in four sequential writes: the fourth completes chunk 0. */
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(mcg_file_pwrite(f, b + i * 4 * P, 4 * P, i * 4 * P), 4 * P);
+		CHECK_EQ(__atomic_load_n(&in->behind_to, __ATOMIC_RELAXED), 0);
+	}
+	CHECK_EQ(mcg_file_pwrite(f, b + 12 * P, 4 * P, 12 * P), 4 * P);
+	CHECK_EQ(wait_written(g, 16), 16);
+	CHECK_EQ(stat_of(g, "file_dirty"), 0);
+	size_t len;
+	char *disk =
+	        tmpdir_read_file(path_of("behind"), &len); /* no fsync: written by the flushers */
+	CHECK(disk && len == 16 * P && !memcmp(disk, b, 16 * P));
+	free(disk);
+	/* Pages 16-23, sequential: chunk 1 not complete. */
+	CHECK_EQ(mcg_file_pwrite(f, b + 16 * P, 8 * P, 16 * P), 8 * P);
+	CHECK_EQ(__atomic_load_n(&in->behind_to, __ATOMIC_RELAXED), 0);
+	/* Pages 48-63, all of chunk 3, but not where the last write ended. */
+	CHECK_EQ(mcg_file_pwrite(f, b + 48 * P, 16 * P, 48 * P), 16 * P);
+	CHECK_EQ(__atomic_load_n(&in->behind_to, __ATOMIC_RELAXED), 0);
+	CHECK_EQ(stat_of(g, "file_dirty"), 24 * P);
+	/* Pages 64-79 continue it: chunk 4 written, and nothing else. */
+	CHECK_EQ(mcg_file_pwrite(f, b + 64 * P, 16 * P, 64 * P), 16 * P);
+	CHECK_EQ(wait_written(g, 32), 32);
+	CHECK_EQ(stat_of(g, "file_dirty"), 24 * P);
+	/* Off: pages 80-95, sequential, chunk 5 complete, stay dirty. */
+	REQUIRE(!mcg_option_set("dirty_write_behind", 0));
+	CHECK_EQ(mcg_file_pwrite(f, b + 80 * P, 16 * P, 80 * P), 16 * P);
+	CHECK_EQ(__atomic_load_n(&in->behind_to, __ATOMIC_RELAXED), 0);
+	CHECK_EQ(stat_of(g, "file_dirty"), 40 * P);
+	CHECK_EQ(stat_of(g, "file_written"), 32);
+	/* fsync writes the rest; every byte lands (the hole 24-47 reads 0). */
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK_EQ(stat_of(g, "file_written"), 72);
+	CHECK_EQ(stat_of(g, "file_dirty"), 0);
+	memset(b + 24 * P, 0, 24 * P);
+	disk = tmpdir_read_file(path_of("behind"), &len);
+	CHECK(disk && len == 96 * P && !memcmp(disk, b, 96 * P));
+	free(disk);
+	REQUIRE(!mcg_option_set("dirty_write_behind", saved));
+	REQUIRE(!mcg_option_set("dirty_writeback_centisecs", 500));
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(g);
+	mcg_group_put(g);
 	free(b);
 }
 
@@ -362,6 +629,10 @@ int main(void)
 	RUN(test_throttle_bound);
 	RUN(test_fsync_not_starved);
 	RUN(test_emulated_device);
+	RUN(test_in_flight_writeback);
+	RUN(test_in_flight_error);
+	RUN(test_extend_backing);
+	RUN(test_write_behind);
 	mcg_file_sync_all();
 	mcg_file_drop_caches();
 	tmpdir_remove(dir);
