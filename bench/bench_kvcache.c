@@ -69,6 +69,7 @@ struct sizes {
 
 struct round {
 	double set_rps, get_rps, set_p50, set_p99, get_p50, get_p99;
+	double set_cpu, get_cpu; /* the server's CPU ns per request */
 	double hit_ratio, quiet_reads;
 	double rss_full; /* after phase 1: every tenant at its limit */
 	double rss_peak; /* the larger of rss_full and phase 2's samples */
@@ -95,11 +96,14 @@ static int start(int v, struct kvc_server *s)
 	return kvc_start_kvcache(s, args, NULL);
 }
 
-/* Two redis-benchmark processes, one per database, running @test at once;
-   @rps: every request of both over the wall time until the later ends. */
-static bool two_benchmarks(int port, const char *test, double *rps, double *p50, double *p99)
+/* Two redis-benchmark processes, one per database, running @test at once
+   against the server @pid; @rps: every request of both over the wall time
+   until the later ends; @cpu: the server's CPU time per request. */
+static bool two_benchmarks(pid_t pid_server, int port, const char *test, double *rps, double *p50,
+                           double *p99, double *cpu)
 {
 	char p[16], n[24], r[24], out[2][64];
+	double cpu0 = kvc_cpu_ns(pid_server);
 	uint64_t t0 = bench_now_ns();
 	snprintf(p, sizeof(p), "%d", port);
 	snprintf(n, sizeof(n), "%ld", sz.requests);
@@ -119,6 +123,7 @@ static bool two_benchmarks(int port, const char *test, double *rps, double *p50,
 		ok = kvc_wait(pid[db], 300) == 0 && ok;
 	double wall_s = (double)(bench_now_ns() - t0) / 1e9;
 	*rps = 2.0 * (double)sz.requests / wall_s;
+	*cpu = (kvc_cpu_ns(pid_server) - cpu0) / (2.0 * (double)sz.requests);
 	*p50 = *p99 = 0;
 	for (int db = 0; db < 2; db++) {
 		struct kvc_bench_row row;
@@ -138,8 +143,10 @@ static bool phase_throughput(int v, struct round *res)
 	struct kvc_server s;
 	if (start(v, &s))
 		return false;
-	bool ok = two_benchmarks(s.port, "set", &res->set_rps, &res->set_p50, &res->set_p99) &&
-	          two_benchmarks(s.port, "get", &res->get_rps, &res->get_p50, &res->get_p99);
+	bool ok = two_benchmarks(s.pid, s.port, "set", &res->set_rps, &res->set_p50, &res->set_p99,
+	                         &res->set_cpu) &&
+	          two_benchmarks(s.pid, s.port, "get", &res->get_rps, &res->get_p50, &res->get_p99,
+	                         &res->get_cpu);
 	/* Both tenants are full now (the key space is twice their limits). */
 	res->rss_full = kvc_rss_kib(s.pid) * 1024.0;
 	ok = kvc_stop(&s) == 0 && ok;
@@ -280,28 +287,32 @@ int bench_kvcache_main(int argc, char **argv)
 	}
 
 	if (!o.json)
-		printf("%-10s %10s %8s %8s %10s %8s %8s %10s %10s\n", "variant", "SET rps",
-		       "p50 ms", "p99 ms", "GET rps", "p50 ms", "p99 ms", "quiet hit", "RSS peak");
+		printf("%-10s %10s %8s %8s %7s %10s %8s %8s %7s %10s %10s\n", "variant", "SET rps",
+		       "p50 ms", "p99 ms", "cpu us", "GET rps", "p50 ms", "p99 ms", "cpu us",
+		       "quiet hit", "RSS peak");
 	for (int v = 0; v < NV; v++) {
 		if (v == V_REDIS && !have_redis)
 			continue;
 		struct round *x = res[v];
 #define M(f) med(x, runs, offsetof(struct round, f))
 		if (o.json) {
-			static const char *const f[] = {"set_rps",         "get_rps",
-			                                "set_p99_ms",      "get_p99_ms",
-			                                "quiet_hit_ratio", "rss_peak_mib"};
-			double val[] = {M(set_rps), M(get_rps),   M(set_p99),
-			                M(get_p99), M(hit_ratio), M(rss_peak) / MIB};
-			for (int i = 0; i < 6; i++) {
+			static const char *const f[] = {
+			        "set_rps",    "get_rps",    "set_p99_ms",      "get_p99_ms",
+			        "set_cpu_us", "get_cpu_us", "quiet_hit_ratio", "rss_peak_mib"};
+			double val[] = {M(set_rps),   M(get_rps),       M(set_p99),
+			                M(get_p99),   M(set_cpu) / 1e3, M(get_cpu) / 1e3,
+			                M(hit_ratio), M(rss_peak) / MIB};
+			for (int i = 0; i < 8; i++) {
 				char extra[64];
 				snprintf(extra, sizeof(extra), "\"metric\":\"%s\"", f[i]);
 				bench_emit_json("kvcache", vnames[v], extra, val[i], "");
 			}
 		} else {
-			printf("%-10s %10.0f %8.3f %8.3f %10.0f %8.3f %8.3f %10.4f %9.1fM\n",
-			       vnames[v], M(set_rps), M(set_p50), M(set_p99), M(get_rps),
-			       M(get_p50), M(get_p99), M(hit_ratio), M(rss_peak) / MIB);
+			printf("%-10s %10.0f %8.3f %8.3f %7.2f %10.0f %8.3f %8.3f %7.2f %10.4f "
+			       "%9.1fM\n",
+			       vnames[v], M(set_rps), M(set_p50), M(set_p99), M(set_cpu) / 1e3,
+			       M(get_rps), M(get_p50), M(get_p99), M(get_cpu) / 1e3, M(hit_ratio),
+			       M(rss_peak) / MIB);
 		}
 #undef M
 	}
@@ -325,7 +336,13 @@ int bench_kvcache_main(int argc, char **argv)
 		if (have_redis)
 			printf(", redis %.4f",
 			       med(res[V_REDIS], runs, offsetof(struct round, hit_ratio)));
-		printf(" (global LRUs)\n  %d of %d targets met\n", judged - missed, judged);
+		printf(" (global LRUs)\n");
+		printf("  the server's CPU per request, tenants / one-group (for information): "
+		       "SET %.3f, GET %.3f\n",
+		       ratio_med(res[V_TENANTS], res[V_ONE], runs, offsetof(struct round, set_cpu)),
+		       ratio_med(res[V_TENANTS], res[V_ONE], runs,
+		                 offsetof(struct round, get_cpu)));
+		printf("  %d of %d targets met\n", judged - missed, judged);
 	}
 	return 0;
 }

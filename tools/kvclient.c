@@ -461,6 +461,25 @@ long kvc_rss_kib(pid_t pid)
 	return kib;
 }
 
+double kvc_cpu_ns(pid_t pid)
+{
+	char path[64], line[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	bool ok = fgets(line, sizeof(line), f) != NULL;
+	fclose(f);
+	/* The command name is in parentheses and may hold spaces: fields
+	   14 (utime) and 15 (stime) count from the last ')'. */
+	char *p = ok ? strrchr(line, ')') : NULL;
+	unsigned long long ut, st;
+	if (!p ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) * 1e9 / (double)sysconf(_SC_CLK_TCK);
+}
+
 int kvc_fill(int port, int db, long n, int vsize)
 {
 	int fd = kvc_connect(port);

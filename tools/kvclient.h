@@ -97,6 +97,10 @@ int kvc_bench_csv(const char *path, struct kvc_bench_row *rows, int max);
 /** kvc_rss_kib - VmRSS of @pid in KiB, or -1. */
 long kvc_rss_kib(pid_t pid);
 
+/** kvc_cpu_ns - user + system CPU time of @pid (all its threads) in ns, or -1.
+ *  The kernel counts it in clock ticks (/proc/PID/stat): 10 ms resolution. */
+double kvc_cpu_ns(pid_t pid);
+
 /** kvc_fill - SET key:%012d (the names redis-benchmark -r uses) for 0..@n-1 in
  *  database @db with @vsize-byte values, pipelined.  Return 0 or -1. */
 int kvc_fill(int port, int db, long n, int vsize);
