@@ -161,6 +161,27 @@ static mcg_always_inline int mcg_objcg_refill(struct mcg_objcg *x, uint64_t unit
 }
 
 /**
+ * mcg_objcg_consume_rseq / mcg_objcg_refill_rseq - mcg_objcg_consume() and
+ * mcg_objcg_refill() without the mode test, for a caller that knows rseq
+ * sections are in use (it has just popped an object in one; in locked mode
+ * no pop succeeds).  Same returns.
+ */
+static mcg_always_inline int mcg_objcg_consume_rseq(struct mcg_objcg *x, uint64_t units)
+{
+	if (unlikely(units > MCG_OBJCG_STOCK_UNITS))
+		return MCG_PCPU_FAIL;
+	return mcg_rseq_word_consume_at(x->stock_bank, x->stock_word, mcg_objcg_key(x), units);
+}
+
+static mcg_always_inline int mcg_objcg_refill_rseq(struct mcg_objcg *x, uint64_t units)
+{
+	if (unlikely(units > MCG_OBJCG_STOCK_UNITS))
+		return MCG_PCPU_FAIL;
+	return mcg_rseq_word_refill_at(x->stock_bank, x->stock_word, mcg_objcg_key(x), units,
+	                               MCG_OBJCG_STOCK_UNITS);
+}
+
+/**
  * mcg_objcg_charge - the slow path of charging @units to @x: pages from its
  * group (reclaim, OOM as mcg_charge(); @flags are MCG_CHARGE_*), the surplus
  * into this CPU's stock.  Return 0 or -ENOMEM.

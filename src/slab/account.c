@@ -184,7 +184,9 @@ static uintptr_t slot_alloc(struct mcg_cache *c)
 	return (uintptr_t)(slot ? slot : mcg_cache_refill(c)); /* fresh: untagged */
 }
 
-void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, uintptr_t slot)
+/* mcg_cache_alloc_objcg_slow() for everything but the retag below. */
+static mcg_noinline void *alloc_objcg_general(struct mcg_cache *c, struct mcg_objcg *x,
+                                              uintptr_t slot)
 {
 	if (!slot && !(slot = slot_alloc(c))) {
 		errno = ENOMEM;
@@ -222,6 +224,49 @@ fail:
 	mcg_cache_push(c, s, (void *)slot);
 	errno = ENOMEM;
 	return NULL;
+}
+
+/* The retag's give of @prev's units that its stock word did not take. */
+static mcg_noinline void *retag_uncharge(struct mcg_objcg *prev, uint64_t units, void *obj)
+{
+	mcg_objcg_uncharge(prev, units);
+	return obj;
+}
+
+/*
+ * The retag: an accounted allocation for @x popped (in an rseq section)
+ * @slot, an object another objcg's charge came with - a tenant allocating
+ * what another freed, the common miss of a multi-tenant server, whose
+ * slabs hold many tenants' objects.  The charge moves from the one to the
+ * other: x's units from its stock word, the object's entry, prev's units
+ * back into its word.  Straight through, no stack frame: the object's
+ * unit descriptor gives the vector and the index (the object came from a
+ * CPU array, so it is an object start of a slab with a vector), the popped
+ * slot proves the rseq mode (no mode tests), and every miss - a slab with
+ * a sole objcg (its state changes, slab_note_objcg()), no units in x's
+ * word, an id of x's own or none - leaves nothing changed and takes the
+ * general path.
+ */
+void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, uintptr_t slot)
+{
+	mcg_objcg_id_t prev = mcg_slot_id(slot); /* 0: nothing popped, or not charged */
+	if (unlikely(!prev) || unlikely(prev == x->id))
+		return alloc_objcg_general(c, x, slot);
+	void *obj = mcg_slot_obj(slot);
+	struct mcg_slab *u = mcg_slab_unit(obj);
+	uintptr_t w = __atomic_load_n(&u->objcgs, __ATOMIC_RELAXED);
+	uint64_t units = c->charge_units;
+	if (unlikely(mcg_slab_sole_bits(w)) ||
+	    unlikely(mcg_objcg_consume_rseq(x, units) != MCG_PCPU_OK))
+		return alloc_objcg_general(c, x, slot);
+	uint64_t idx = (((uintptr_t)obj - (uintptr_t)u->base) * u->recip) >> MCG_RECIP_SHIFT;
+	mcg_slab_vector(w)[idx] = x->id;
+	struct mcg_objcg *p = mcg_objcg_from_id(prev);
+	/* Inside a shrinker frees must reach the counters (mcg_objcg_give()). */
+	if (likely(!mcg_reclaim_state_current) &&
+	    likely(mcg_objcg_refill_rseq(p, units) == MCG_PCPU_OK))
+		return obj;
+	return retag_uncharge(p, units, obj);
 }
 
 /* ------------------------------------------------------------ draining */

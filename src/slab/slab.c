@@ -332,6 +332,12 @@ static mcg_always_inline bool bits_clear(struct bits_cursor *bc, uint64_t idx)
 	return bit_test_clear(&bc->wv, idx);
 }
 
+/* Set object @idx's bit again, just cleared by bits_clear() (its word is held). */
+static mcg_always_inline void bits_set_back(struct bits_cursor *bc, uint64_t idx)
+{
+	bc->wv |= 1ull << (idx & 63);
+}
+
 /* Write the held word back, and the slab's new hint. */
 static mcg_always_inline void bits_done(struct bits_cursor *bc, struct mcg_slab *s)
 {
@@ -412,11 +418,75 @@ static mcg_always_inline unsigned free_run_fast(struct mcg_cache *c, struct mcg_
 }
 
 /*
+ * free_run_mixed()'s tally of a run's charges: a bucket per id % TALLY_BUCKETS,
+ * the id it counts (`id`), its objects (`n`) and its entry in the run's
+ * struct mcg_charges (`k`).  A bucket no id claimed yet holds an id of
+ * another bucket (tally_start()), so the loop's one compare sends an id's
+ * first object, and an id whose bucket another id holds, to the rare path.
+ */
+#define TALLY_BUCKETS 64
+struct tally {
+	uint16_t id[TALLY_BUCKETS];
+	uint32_t n[TALLY_BUCKETS];
+	uint8_t k[TALLY_BUCKETS];
+	uint64_t used; /* claimed buckets */
+};
+
+static mcg_always_inline void tally_start(struct tally *t)
+{
+	/* b ^ 1 is no id of bucket b; id 0 (charged to none) claims bucket 0 */
+	static const uint16_t unclaimed[TALLY_BUCKETS] = {
+#define T4(b) (b) ^ 1, (b + 1) ^ 1, (b + 2) ^ 1, (b + 3) ^ 1
+#define T16(b) T4(b), T4(b + 4), T4(b + 8), T4(b + 12)
+	        T16(0), T16(16), T16(32), T16(48)
+#undef T16
+#undef T4
+	};
+	memcpy(t->id, unclaimed, sizeof(t->id));
+	t->used = 0;
+}
+
+/*
+ * The rare path of free_run_mixed(): an object of objcg @id whose bucket
+ * @b it does not hold.  Claim the bucket (its entry in @ch added now, so
+ * the run's end has room for it) and count the object, or, when another id
+ * holds it, add the object's units to @ch directly.  False if @ch has no
+ * room for the objcg: the object is not consumed, nothing changed.
+ */
+static mcg_noinline bool tally_rare(struct tally *t, unsigned b, uint16_t id,
+                                    struct mcg_charges *ch, uint64_t units)
+{
+	int k = id ? mcg_charges_slot(ch, id) : -1;
+	if (id && k < 0)
+		return false;
+	if (!(t->used & (1ull << b))) {
+		t->used |= 1ull << b;
+		t->id[b] = id;
+		t->n[b] = 1;
+		t->k[b] = (uint8_t)k; /* id 0: never given */
+	} else if (id) {
+		ch->units[k] += units;
+	}
+	return true;
+}
+
+/* The run's counts into @ch. */
+static mcg_always_inline void tally_end(struct tally *t, struct mcg_charges *ch, uint64_t units)
+{
+	for (uint64_t m = t->used; m; m &= m - 1) {
+		unsigned b = (unsigned)__builtin_ctzll(m);
+		if (t->id[b])
+			ch->units[t->k[b]] += (uint64_t)t->n[b] * units;
+	}
+}
+
+/*
  * free_run_fast() for a slab whose objects belong to many objcgs side by
  * side (a multi-tenant server's slabs), where runs of one id would break at
- * every object: each object's charge goes straight to its objcg's entry in
- * @ch, found in one probe of its index (mcg_charges_slot()).  Slab lock
- * held; the same contract as free_run_fast(..., tagged).
+ * every object: each object counts in its objcg's bucket of a local tally
+ * (one compare of the slot's id with the bucket's), added to @ch once at
+ * the end.  Slab lock held; the same contract as free_run_fast(...,
+ * tagged).
  */
 static unsigned free_run_mixed(struct mcg_cache *c, struct mcg_slab *s, void *const *objs,
                                unsigned k, struct mcg_charges *ch, uint16_t *v, unsigned *freed)
@@ -425,6 +495,8 @@ static unsigned free_run_mixed(struct mcg_cache *c, struct mcg_slab *s, void *co
 	const uint64_t units = c->charge_units;
 	const uintptr_t base = (uintptr_t)s->base;
 	struct bits_cursor bc = bits_start(s);
+	struct tally t;
+	tally_start(&t);
 	unsigned skipped = 0;
 	void *const *p = objs, *const *end = objs + k;
 	for (; p < end; p++) {
@@ -433,20 +505,23 @@ static unsigned free_run_mixed(struct mcg_cache *c, struct mcg_slab *s, void *co
 		if (unlikely(off >= span))
 			break; /* another slab */
 		uint16_t id = mcg_slot_id(slot);
-		int e = id ? mcg_charges_slot(ch, id) : -1;
-		if (unlikely(id && e < 0))
-			break; /* no room for its objcg: not consumed */
+		unsigned b = id % TALLY_BUCKETS;
 		uint64_t idx = (off * recip) >> MCG_RECIP_SHIFT;
 		if (unlikely(!bits_clear(&bc, idx))) {
 			mcg_report(MCG_REPORT_DOUBLE_FREE, c, mcg_slot_obj(slot));
 			skipped++;
 			continue;
 		}
+		if (likely(t.id[b] == id)) {
+			t.n[b]++;
+		} else if (unlikely(!tally_rare(&t, b, id, ch, units))) {
+			bits_set_back(&bc, idx); /* no room for its objcg: not consumed */
+			break;
+		}
 		v[idx] = 0;
-		if (e >= 0)
-			ch->units[e] += units;
 	}
 	bits_done(&bc, s);
+	tally_end(&t, ch, units);
 	unsigned consumed = (unsigned)(p - objs);
 	*freed = consumed - skipped;
 	return consumed;

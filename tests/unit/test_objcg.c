@@ -704,6 +704,80 @@ static void test_flush_mixed_runs(void)
 	unpin_root_at_rest(&old);
 }
 
+/*
+ * Tenants allocating what other tenants freed: a ring of live objects of
+ * many groups in an MCG_CACHE_ACCOUNT cache (its slabs mixed), each step
+ * freeing the oldest and allocating in its place for another group than
+ * the freed object's - the charge moves from the one to the other
+ * (mcg_cache_alloc_objcg_slow()'s retag).  More groups than a CPU has
+ * stock words, so some share a word and the moves meet words they cannot
+ * use (the fallbacks to the counters).  Halfway one group is removed with
+ * objects live: its objects' charges, reparented, move on and come back
+ * exactly.  Every object is its new group's; each group's memory.stat
+ * counts its live objects; at the end nothing is left anywhere.
+ */
+static void test_retag_moves_charges(void)
+{
+	enum { NG = MCG_OBJCG_STOCK_SLOTS + 8, RING = 24, STEPS = 20000, SIZE = 512 };
+	cpu_set_t old;
+	pin_here(&old); /* one CPU array: each allocation pops the object just freed */
+	mcg_cache_t *k = mcg_cache_create("acct-retag", SIZE, 0, MCG_CACHE_ACCOUNT, NULL);
+	REQUIRE(k);
+	static mcg_group_t *g[NG];
+	groups_create(g, NG, "retag");
+	void *ring[RING];
+	int owner[RING];
+	long live[NG] = {0};
+	for (int j = 0; j < RING; j++) { /* interleaved: mixed slabs */
+		owner[j] = j % NG;
+		REQUIRE(ring[j] = mcg_cache_alloc_account(k, g[owner[j]]));
+		live[owner[j]]++;
+	}
+	bool removed = false;
+	long wrong = 0;
+	for (int i = 0; i < STEPS; i++) {
+		int j = i % RING;
+		if (i == STEPS / 2) { /* group 0 goes with objects live */
+			CHECK(live[0] > 0);
+			CHECK_EQ(mcg_group_remove(g[0]), 0);
+			removed = true;
+		}
+		mcg_cache_free(k, ring[j]);
+		live[owner[j]]--;
+		int next = (owner[j] + 1 + i / RING) % NG;
+		if (removed && next == 0)
+			next = 1;
+		if (next == owner[j])
+			next = (next + 1) % NG ? (next + 1) % NG : 1;
+		REQUIRE(ring[j] = mcg_cache_alloc_account(k, g[next]));
+		owner[j] = next;
+		live[next]++;
+		mcg_group_t *who = NULL;
+		REQUIRE(mcg_obj_group(ring[j], &who) == 0);
+		wrong += who != g[next];
+		mcg_group_put(who);
+	}
+	CHECK_EQ(wrong, 0);
+	CHECK_EQ(live[0], 0); /* the removed group's objects all moved on */
+	mcg_group_drain_stocks();
+	for (int i = 1; i < NG; i++)
+		CHECK_EQ(read_key(g[i], "memory.stat", "slab"),
+		         live[i] * (long)(SIZE + sizeof(mcg_objcg_id_t)));
+	for (int j = 0; j < RING; j++)
+		mcg_cache_free(k, ring[j]);
+	check_shrink_all_free(k);
+	mcg_group_drain_stocks();
+	mcg_group_put(g[0]);
+	for (int i = 1; i < NG; i++) {
+		CHECK_EQ(current_bytes(g[i]), 0);
+		CHECK_EQ(read_key(g[i], "memory.stat", "slab"), 0);
+		CHECK_EQ(mcg_group_remove(g[i]), 0);
+		mcg_group_put(g[i]);
+	}
+	CHECK_EQ(mcg_cache_destroy(k), 0);
+	unpin_root_at_rest(&old);
+}
+
 /* The sole objcg bits every unit descriptor of @obj's slab holds: the same
  * in all of them, else ~0. */
 static uintptr_t sole_bits_of(const void *obj)
@@ -1001,6 +1075,7 @@ int main(int argc, char **argv)
 	RUN(test_free_elsewhere);
 	RUN(test_bad_arguments_and_double_free);
 	RUN(test_flush_mixed_runs);
+	RUN(test_retag_moves_charges);
 	RUN(test_sole_objcg);
 	RUN(test_failed_charge_keeps_the_slot);
 	RUN(test_huge_objects_charge_exactly);
