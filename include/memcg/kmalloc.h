@@ -3,8 +3,10 @@
  * memcg/kmalloc.h - the malloc family on top of memcg's slab caches.
  *
  * Sizes up to MCG_KMALLOC_MAX_CACHE_SIZE come from size-class caches named
- * "kmalloc-<size>"; larger blocks are mapped from the OS directly and
- * unmapped when freed.  Every call is thread safe and follows the C / POSIX
+ * "kmalloc-<size>"; larger blocks are mappings of their own, rounded to
+ * the same classes up to 64 MiB, kept mapped for reuse when freed (within
+ * a cap, given back by aging, mcg_slab_shrink_all() and malloc_trim) and
+ * resized by mcg_realloc() without a copy.  Every call is thread safe and follows the C / POSIX
  * contract of its libc namesake (errno ENOMEM on failure, NULL and size 0
  * handled the same way).  A pointer not from this allocator, or freed twice,
  * is reported through the report handler (memcg/debug.h) and ignored.
@@ -20,7 +22,7 @@
 extern "C" {
 #endif
 
-/** Largest size served from a size-class cache; above it, direct mapping. */
+/** Largest size served from a size-class cache; above it, a mapping per block. */
 #define MCG_KMALLOC_MAX_CACHE_SIZE (256u * 1024u)
 
 /** mcg_malloc - allocate @size bytes (16-byte aligned).  Pair with mcg_free(). */
@@ -43,9 +45,10 @@ size_t mcg_malloc_usable_size(const void *ptr);
  * charged to a memory group (memcg/group.h) until it is freed, and shows in
  * its memory.current and memory.stat ("slab_unreclaimable", "kernel").  Over
  * memory.max the group reclaims, then the allocation fails (NULL, ENOMEM).
- * mcg_free() uncharges; mcg_realloc() charges the new block where the old
- * one was.  If the group is removed meanwhile, its blocks are charged to its
- * parent from then on (they never keep a removed group alive).
+ * mcg_free() uncharges (a large block kept for reuse is charged to no
+ * group); mcg_realloc() charges the new block where the old one was.  If
+ * the group is removed meanwhile, its blocks are charged to its parent from
+ * then on (they never keep a removed group alive).
  */
 /** mcg_malloc_account - mcg_malloc() charged to @g (NULL: mcg_group_current()). */
 void *mcg_malloc_account(size_t size, mcg_group_t *g);
@@ -59,6 +62,22 @@ void *mcg_calloc_account(size_t n, size_t size, mcg_group_t *g);
  * Return: 0; -ENOENT (not accounted); -EINVAL (NULL or not from memcg).
  */
 int mcg_obj_group(const void *ptr, mcg_group_t **out);
+
+/** Large blocks (above MCG_KMALLOC_MAX_CACHE_SIZE): bytes mapped for them. */
+struct mcg_large_stats {
+	size_t in_use;   /**< blocks handed out, each with its 64 KiB header unit */
+	size_t retained; /**< freed blocks kept for reuse: resident, charged to no group */
+	size_t cap;      /**< the most retained allowed now: 4 MiB + half the recent peak in use */
+};
+
+/**
+ * mcg_kmalloc_large_stats - the large blocks' bytes now.  Each field is
+ * exact at rest; while other threads allocate, the three are read at
+ * slightly different moments (no lock is taken).
+ * @st: filled in.
+ * Return: 0, or -EINVAL for NULL.  Any thread.
+ */
+int mcg_kmalloc_large_stats(struct mcg_large_stats *st);
 
 #ifdef __cplusplus
 }

@@ -132,15 +132,19 @@ long mcg_cache_shrink(mcg_cache_t *cache);
  */
 long mcg_cache_reap(mcg_cache_t *cache);
 
-/** mcg_slab_reap_all - mcg_cache_reap() on every cache.  Return: bytes freed. */
+/**
+ * mcg_slab_reap_all - mcg_cache_reap() on every cache, then one aging step
+ * of the page layer: empty chunks and the large blocks kept for reuse.
+ * Return: bytes freed.
+ */
 long mcg_slab_reap_all(void);
 
 /**
  * mcg_slab_shrink_all - mcg_cache_shrink() on every cache, the kmalloc
  * caches included: every free object goes back to its slab, every empty
- * slab and every free page inside a partly used one to the OS (what
- * malloc_trim(0) does for glibc).  Costly: stops every CPU's array of every
- * cache.  Return: bytes returned to the OS.
+ * slab, every free page inside a partly used one and every large block kept
+ * for reuse to the OS (what malloc_trim(0) does for glibc).  Costly: stops
+ * every CPU's array of every cache.  Return: bytes returned to the OS.
  */
 long mcg_slab_shrink_all(void);
 

@@ -25,6 +25,7 @@ enum mcg_lock_rank {
 	MCG_RANK_NODE = 30,       /* one cache's slab lists on one node */
 	MCG_RANK_SLAB = 35,       /* one slab: bitmap, hint, inuse (spin) */
 	MCG_RANK_PAGE = 40,       /* the page allocator of one node */
+	MCG_RANK_LARGE = 42,      /* the retained large blocks (page/large.c) */
 	MCG_RANK_OBJCG = 45,      /* one objcg: its group and charges (spin) */
 	MCG_RANK_INODES = 50,     /* the page cache's table of files */
 	MCG_RANK_MAPPING = 52,    /* one file's page index, tags, page state changes */

@@ -52,6 +52,50 @@ void *mcg_os_map(size_t size, size_t align)
 	return p;
 }
 
+/* @size bytes of address space aligned to @align, reserved (no access) for a
+ * mapping to be moved onto; NULL if none. */
+static void *reserve_aligned(size_t size, size_t align)
+{
+	size_t len = size + align;
+	char *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	uintptr_t a = MCG_ALIGN_UP((uintptr_t)p, align);
+	size_t head = a - (uintptr_t)p, tail = len - head - size;
+	if (head)
+		munmap(p, head);
+	if (tail)
+		munmap((char *)a + size, tail);
+	return (void *)a;
+}
+
+void *mcg_os_remap(void *addr, size_t old, size_t new, size_t align)
+{
+	if (new <= old) {
+		if (new < old) {
+			munmap((char *)addr + new, old - new);
+			__atomic_sub_fetch(&os_mapped_bytes, old - new, __ATOMIC_RELAXED);
+		}
+		return addr;
+	}
+	if (mcg_fault_should_fail())
+		return NULL;
+	void *p = mremap(addr, old, new, 0); /* in place: the space after it is free */
+	if (p == MAP_FAILED) {
+		void *dst = reserve_aligned(new, align < MCG_PAGE_SIZE ? MCG_PAGE_SIZE : align);
+		if (!dst)
+			return NULL;
+		/* Onto the reservation, which the kernel unmaps first. */
+		p = mremap(addr, old, new, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+		if (p == MAP_FAILED) {
+			munmap(dst, new);
+			return NULL;
+		}
+	}
+	__atomic_add_fetch(&os_mapped_bytes, new - old, __ATOMIC_RELAXED);
+	return p;
+}
+
 void mcg_os_unmap(void *addr, size_t size)
 {
 	if (!addr)

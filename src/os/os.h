@@ -25,6 +25,17 @@ void *mcg_os_map(size_t size, size_t align);
 /** mcg_os_unmap - unmap what mcg_os_map() returned. */
 void mcg_os_unmap(void *addr, size_t size);
 
+/**
+ * mcg_os_remap - resize the mapping of @old bytes at @addr (from
+ * mcg_os_map()) to @new bytes (both multiples of the page size), keeping
+ * its contents: a shrink unmaps the tail; a growth extends it where it
+ * lies if the address space after it is free, else moves it (page tables,
+ * no copy) to a fresh place aligned to @align.  Added pages read as zero.
+ * Return: the mapping's address (@addr, or where it moved), or NULL (fault
+ * injected or the OS refused: the old mapping is untouched).
+ */
+void *mcg_os_remap(void *addr, size_t old, size_t new, size_t align);
+
 /** mcg_os_decommit - give the pages back to the OS (they read as zero later). */
 void mcg_os_decommit(void *addr, size_t size);
 

@@ -7,10 +7,12 @@
  *  - SLABS: unit 0 holds this header (with a descriptor area and an object
  *    bitmap area per unit, owned by the slab layer); units 1..63 are handed
  *    out in power-of-two spans by the page allocator (pages.c);
- *  - LARGE: one block of a kmalloc too big for a size class; the block
- *    starts at MCG_UNIT_SIZE (or its alignment) so the descriptor area of
- *    the header stays untouched zero: a slab lookup of a LARGE block's
- *    address finds "no slab" without testing the kind.
+ *  - LARGE: one block of a kmalloc too big for a size class (page/large.h);
+ *    the block starts at MCG_UNIT_SIZE (or its alignment) so the descriptor
+ *    area of the header stays untouched zero: a slab lookup of a LARGE
+ *    block's address finds "no slab" without testing the kind.  A freed
+ *    LARGE chunk may stay mapped (and registered) for reuse, marked
+ *    large_cached.
  * A process-wide map with one byte per possible chunk says which chunks
  * are memcg's: the O(1) test that rejects foreign pointers.
  *
@@ -43,15 +45,19 @@ enum mcg_chunk_kind { MCG_CHUNK_SLABS = 1, MCG_CHUNK_LARGE = 2 };
 struct mcg_chunk {
 	uint32_t magic;
 	uint16_t node;
-	uint16_t kind;        /* enum mcg_chunk_kind */
-	uint64_t free_units;  /* SLABS: bit u set = unit u free (page lock) */
-	struct mcg_list link; /* SLABS: the node's chunk list (page lock) */
-	size_t map_size;      /* bytes mapped for this chunk */
-	size_t large_size;    /* LARGE: usable bytes of the block */
-	void *large_ptr;      /* LARGE: the block */
-	void *large_objcg;    /* LARGE: the objcg charged for it, or NULL */
-	uint32_t idle_steps;  /* SLABS: aging steps found it all free in a row (page lock) */
-	char pad_[256 - 68];
+	uint16_t kind;             /* enum mcg_chunk_kind */
+	uint64_t free_units;       /* SLABS: bit u set = unit u free (page lock) */
+	struct mcg_list link;      /* SLABS: the node's chunk list (page lock) */
+	size_t map_size;           /* bytes mapped for this chunk */
+	size_t large_size;         /* LARGE: usable bytes of the block */
+	void *large_ptr;           /* LARGE: the block */
+	void *large_objcg;         /* LARGE: the objcg charged for it, or NULL */
+	uint32_t idle_steps;       /* SLABS: aging steps found it all free in a row (page lock) */
+	uint16_t large_cached;     /* LARGE: 1 while retained for reuse (large lock) */
+	uint16_t large_zero;       /* LARGE: the block reads zero (a fresh mapping; its owner) */
+	struct mcg_list large_lru; /* LARGE, retained: the age list, oldest first (large lock) */
+	uint64_t large_stamp;      /* LARGE, retained: the aging step it was retained at */
+	char pad_[256 - 96];
 	/* SLABS only, below: */
 	unsigned char meta[MCG_UNITS_PER_CHUNK][MCG_UNIT_META_SIZE];
 	uint64_t bitmap[MCG_UNITS_PER_CHUNK][MCG_UNIT_BITMAP_WORDS];

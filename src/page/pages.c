@@ -16,6 +16,7 @@
 #include "base/lock.h"
 #include "base/log.h"
 #include "os/os.h"
+#include "page/large.h"
 
 #define ALL_UNITS_FREE (~1ull) /* every unit but the header */
 
@@ -170,45 +171,19 @@ size_t mcg_pages_age(unsigned keep)
 			mcg_os_unmap(c, c->map_size);
 		}
 	}
-	return bytes;
-}
-
-void *mcg_large_alloc(size_t size, size_t align)
-{
-	if (align > MCG_CHUNK_SIZE / 2)
-		return NULL;
-	/* Past the header's descriptor area (see chunk.h): it must read zero. */
-	size_t off = align > MCG_UNIT_SIZE ? align : MCG_UNIT_SIZE;
-	if (size > SIZE_MAX - off - MCG_PAGE_SIZE - MCG_CHUNK_SIZE)
-		return NULL;
-	size_t map = MCG_ALIGN_UP(off + size, MCG_PAGE_SIZE);
-	struct mcg_chunk *c = mcg_os_map(map, MCG_CHUNK_SIZE);
-	if (!c)
-		return NULL;
-	c->magic = MCG_CHUNK_MAGIC;
-	c->kind = MCG_CHUNK_LARGE;
-	c->map_size = map;
-	c->large_size = map - off;
-	c->large_ptr = (char *)c + off;
-	mcg_list_init(&c->link);
-	mcg_chunk_register(c);
-	return c->large_ptr;
-}
-
-void mcg_large_free(struct mcg_chunk *c)
-{
-	mcg_chunk_unregister(c);
-	mcg_os_unmap(c, c->map_size);
+	return bytes + mcg_large_age();
 }
 
 void mcg_pages_lock_all(void)
 {
 	for (unsigned n = 0; n < MCG_MAX_NODES; n++)
 		mcg_lock_raw(&page_nodes[n].lock);
+	mcg_large_lock_all();
 }
 
 void mcg_pages_unlock_all(void)
 {
+	mcg_large_unlock_all();
 	for (unsigned n = 0; n < MCG_MAX_NODES; n++)
 		mcg_unlock_raw(&page_nodes[n].lock);
 }

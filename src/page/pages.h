@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * page/pages.h - the page allocator: spans of units from per-node chunks,
- * and large blocks mapped one per chunk.
+ * page/pages.h - the page allocator: spans of units from per-node chunks
+ * (large blocks, one per chunk, are page/large.h's).
  *
  * A span handed back is decommitted at once (madvise): memory the page
  * allocator holds is never resident, so the slab layer decides when memory
@@ -41,20 +41,12 @@ size_t mcg_pages_in_use(void);
  * mcg_pages_age - one aging step of the chunks: a chunk found with every
  * unit free at two steps in a row goes back to the OS (unmapped, its map
  * byte cleared), but for @keep such chunks per node, which stay for the
- * next allocations.  Return: bytes unmapped.
+ * next allocations; and one of the retained large blocks (mcg_large_age()).
+ * Return: bytes unmapped.
  */
 size_t mcg_pages_age(unsigned keep);
 
-/**
- * mcg_large_alloc - map a block of @size bytes aligned to @align (a power of
- * two up to MCG_CHUNK_SIZE / 2).  Return: the block or NULL.
- */
-void *mcg_large_alloc(size_t size, size_t align);
-
-/** mcg_large_free - unmap the block of LARGE chunk @c. */
-void mcg_large_free(struct mcg_chunk *c);
-
-/** mcg_pages_lock_all / unlock_all - for fork handlers. */
+/** mcg_pages_lock_all / unlock_all - for fork handlers (the large lock too). */
 void mcg_pages_lock_all(void);
 void mcg_pages_unlock_all(void);
 

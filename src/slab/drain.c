@@ -16,7 +16,8 @@
  *     untouched since the last step looked at it gives back the pages that
  *     lie wholly inside its free slots (slab/purge.c);
  *   - and after a step over every cache, a chunk found empty at two steps
- *     in a row is unmapped, but for EMPTY_CHUNKS_KEPT per node
+ *     in a row is unmapped, but for EMPTY_CHUNKS_KEPT per node, and so is
+ *     a large block kept for reuse since the step before
  *     (mcg_pages_age()).
  * So a cache in use keeps its hot objects and a few empty slabs, and one
  * left alone returns everything but its partly used slabs within two
@@ -42,6 +43,7 @@
 #include "base/log.h"
 #include "base/options.h"
 #include "os/os.h"
+#include "page/large.h"
 #include "page/pages.h"
 #include "slab/slab.h"
 
@@ -253,7 +255,7 @@ mcg_public long mcg_slab_shrink_all(void)
 	mcg_list_for_each (pos, &mcg_cache_list)
 		bytes += mcg_cache_shrink(mcg_list_entry(pos, struct mcg_cache, link));
 	mcg_unlock(&mcg_cache_list_lock);
-	return bytes;
+	return bytes + (long)mcg_large_flush(); /* and the retained large blocks */
 }
 
 /* ------------------------------------------------------------ the reaper */

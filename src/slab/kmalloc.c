@@ -5,8 +5,11 @@
  * Size classes: 16..128 in steps of 16, then four per power of two
  * (160, 192, 224, 256, 320, ...) up to 256 KiB: at most 25 % slack.  Sizes
  * up to 4 KiB find their cache with one table load; larger ones with a
- * count-leading-zeros.  Blocks above 256 KiB are mapped one by one
- * (page/pages.h, LARGE chunks) and unmapped on free.
+ * count-leading-zeros.  Blocks above 256 KiB are LARGE chunks
+ * (page/large.h): the same classes on up to 64 MiB, each block its own
+ * mapping, retained for reuse when freed, so a reused block is not zero
+ * (calloc clears it); realloc resizes one with mremap.  A large block's
+ * pages are charged while it is handed out, never while retained.
  *
  * Fast paths first: mcg_malloc and mcg_free are a table load plus the cache
  * fast path (cache_fast.h).
@@ -18,7 +21,7 @@
 #include "base/log.h"
 #include "memcg/kmalloc.h"
 #include "os/os.h" /* MCG_MAX_CPUS */
-#include "page/pages.h"
+#include "page/large.h"
 #include "slab/account.h"
 #include "slab/kmalloc_fast.h"
 
@@ -67,7 +70,10 @@ mcg_noinline void mcg_kfree_slow(void *p)
 	if (ch && ch->kind == MCG_CHUNK_LARGE && p == ch->large_ptr) {
 		struct mcg_objcg *x = ch->large_objcg;
 		unsigned long pages = ch->large_size / MCG_GROUP_PAGE_SIZE;
-		mcg_large_free(ch);
+		if (mcg_large_free(ch)) { /* retained already: nothing changed */
+			mcg_report(MCG_REPORT_DOUBLE_FREE, NULL, p);
+			return;
+		}
 		if (x)
 			mcg_objcg_uncharge_pages(x, pages);
 		return;
@@ -188,9 +194,10 @@ static int kmalloc_init(void)
 	return err;
 }
 
-/* A block mapped on its own, charged to @x (NULL: not accounted). */
+/* A large block (retained or new), charged to @x (NULL: not accounted). */
 static void *large_alloc(size_t size, size_t align, struct mcg_objcg *x)
 {
+	mcg_slab_age_tick(); /* a slow path as any: it may run an aging step */
 	void *p = mcg_slab_init() == 0 ? mcg_large_alloc(size, align) : NULL;
 	if (!p) {
 		errno = ENOMEM;
@@ -244,8 +251,11 @@ void *mcg_kcalloc_objcg(size_t n, size_t size, struct mcg_objcg *x)
 		return NULL;
 	}
 	void *p = x ? mcg_kmalloc_objcg(total, x) : mcg_malloc(total);
-	if (p && total <= MCG_KMALLOC_MAX_CACHE_SIZE)
-		memset(p, 0, total); /* large blocks are fresh mappings: already zero */
+	/* A new mapping reads zero; a retained block holds its last user's
+	 * bytes, resident: clearing them costs less than giving the pages back
+	 * and faulting them in again (MADV_DONTNEED). */
+	if (p && (total <= MCG_KMALLOC_MAX_CACHE_SIZE || !mcg_chunk_of(p)->large_zero))
+		memset(p, 0, total);
 	return p;
 }
 
@@ -254,6 +264,44 @@ mcg_public void *mcg_calloc(size_t n, size_t size) { return mcg_kcalloc_objcg(n,
 mcg_public void *mcg_calloc_account(size_t n, size_t size, mcg_group_t *g)
 {
 	return mcg_kcalloc_objcg(n, size, mcg_objcg_of(g, MCG_OBJCG_SLAB_UNRECLAIMABLE));
+}
+
+/*
+ * realloc of large block @ch to @size (large too): its mapping resized in
+ * place or moved (mremap: no copy), its charge moved by the difference;
+ * the growth is charged first, so a failure leaves the block as it was.
+ */
+static mcg_noinline void *large_resize(struct mcg_chunk *ch, size_t size)
+{
+	struct mcg_objcg *x = ch->large_objcg;
+	size_t usable = mcg_large_usable(size);
+	unsigned long old_pages = ch->large_size / MCG_GROUP_PAGE_SIZE;
+	unsigned long new_pages = usable / MCG_GROUP_PAGE_SIZE;
+	if (!usable ||
+	    (x && new_pages > old_pages && mcg_objcg_charge_pages(x, new_pages - old_pages, 0))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct mcg_chunk *n = mcg_large_resize(ch, size);
+	if (!n) {
+		if (x && new_pages > old_pages)
+			mcg_objcg_uncharge_pages(x, new_pages - old_pages);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (x && new_pages < old_pages)
+		mcg_objcg_uncharge_pages(x, old_pages - new_pages);
+	return n->large_ptr;
+}
+
+mcg_public int mcg_kmalloc_large_stats(struct mcg_large_stats *st)
+{
+	if (!st)
+		return -EINVAL;
+	st->in_use = mcg_large_in_use();
+	st->retained = mcg_large_retained();
+	st->cap = mcg_large_cap();
+	return 0;
 }
 
 /* The new block is charged where the old one was (or not at all). */
@@ -275,6 +323,11 @@ mcg_public void *mcg_realloc(void *p, size_t size)
 		return p;
 	if (size <= usable && usable <= 16)
 		return p;
+	if (size > MCG_KMALLOC_MAX_CACHE_SIZE && usable > MCG_KMALLOC_MAX_CACHE_SIZE) {
+		struct mcg_chunk *ch = mcg_chunk_of(p);
+		if (ch->kind == MCG_CHUNK_LARGE) /* not an aligned slab object */
+			return large_resize(ch, size);
+	}
 	struct mcg_objcg *x = mcg_kmalloc_objcg_of(p); /* alive: p holds charges */
 	void *q = x ? mcg_kmalloc_objcg(size, x) : mcg_malloc(size);
 	if (!q)

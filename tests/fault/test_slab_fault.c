@@ -19,6 +19,7 @@
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
 #include "os/os.h"
+#include "page/large.h"
 #include "page/pages.h"
 #include "slab/slab.h"
 #include "cache_rest.h"
@@ -118,12 +119,14 @@ static int sequence(void)
 	return err;
 }
 
+/* Every cache shrunk and the retained large blocks unmapped. */
 static void shrink_all(void)
 {
 	mcg_lock(&mcg_cache_list_lock);
 	mcg_list_for_each (pos, &mcg_cache_list)
 		mcg_cache_shrink(mcg_list_entry(pos, struct mcg_cache, link));
 	mcg_unlock(&mcg_cache_list_lock);
+	mcg_large_flush();
 }
 
 /* @warm: run once first, so that every chunk the sequence needs exists;

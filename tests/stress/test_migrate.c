@@ -36,6 +36,7 @@
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
 #include "os/os.h"
+#include "page/large.h"
 #include "page/pages.h"
 #include "slab/slab.h"
 #include "cache_rest.h"
@@ -286,6 +287,7 @@ static void shrink_kmalloc(void)
 			mcg_cache_shrink(c);
 	}
 	mcg_unlock(&mcg_cache_list_lock);
+	mcg_large_flush(); /* the retained large blocks too */
 }
 
 static void test_migration_and_signals(void)

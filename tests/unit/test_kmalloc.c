@@ -15,6 +15,8 @@
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
 #include "page/chunk.h"
+#include "page/large.h"
+#include "slab/account.h"
 #include "test.h"
 
 static int nreports;
@@ -38,6 +40,15 @@ static bool filled(const void *p, size_t n, unsigned seed)
 	const unsigned char *b = p;
 	for (size_t i = 0; i < n; i++)
 		if (b[i] != (unsigned char)(seed + i * 31))
+			return false;
+	return true;
+}
+
+static bool filled_with(const void *p, size_t n, unsigned char v)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != v)
 			return false;
 	return true;
 }
@@ -267,23 +278,33 @@ static void test_aligned(void)
 
 static void test_large_mapped(void)
 {
+	mcg_slab_shrink_all(); /* no large block retained by the tests before */
+	CHECK_EQ(mcg_large_retained(), 0);
 	size_t base = mcg_os_mapped_bytes();
-	size_t sizes[] = {MCG_KMALLOC_MAX_CACHE_SIZE + 1, 300 * 1024, 1 << 20, 5 << 20, 40 << 20};
+	/* Usable sizes: four classes per power of two up to 64 MiB, pages above. */
+	const size_t K = 1024, M = 1024 * 1024;
+	size_t sizes[] = {
+	        MCG_KMALLOC_MAX_CACHE_SIZE + 1, 300 * K, M, 5 * M - 1, 40 * M, 70 * M + 1};
+	size_t usable[] = {320 * K, 320 * K, M, 5 * M, 40 * M, 70 * M + 4096};
 	void *p[MCG_ARRAY_SIZE(sizes)];
 	size_t want = base;
 	for (size_t i = 0; i < MCG_ARRAY_SIZE(sizes); i++) {
 		p[i] = mcg_malloc(sizes[i]);
 		REQUIRE(p[i]);
-		/* Its own mapping: the chunk header's unit, then the block in pages. */
-		size_t block = (sizes[i] + 4095) / 4096 * 4096;
-		want += 65536 + block;
+		/* Its own mapping: the chunk header's unit, then the block. */
+		want += 65536 + usable[i];
 		CHECK_EQ(mcg_os_mapped_bytes(), want);
 		memset(p[i], 0x77, sizes[i]);
-		CHECK_EQ(mcg_malloc_usable_size(p[i]), block);
+		CHECK_EQ(mcg_malloc_usable_size(p[i]), usable[i]);
 		CHECK(mcg_malloc_usable_size((char *)p[i] + 16) == 0);
 	}
 	for (size_t i = 0; i < MCG_ARRAY_SIZE(sizes); i++)
 		mcg_free(p[i]);
+	/* Freed: retained (the class sizes, under the cap) or unmapped (70 MiB). */
+	CHECK(mcg_large_retained() >= 65536 + 320 * K);
+	CHECK_EQ(mcg_os_mapped_bytes(), base + mcg_large_retained());
+	CHECK(mcg_slab_shrink_all() >= (long)(65536 + 320 * K));
+	CHECK_EQ(mcg_large_retained(), 0);
 	CHECK_EQ(mcg_os_mapped_bytes(), base);
 	/* A pointer inside a large block is foreign, and the block survives. */
 	char *q = mcg_malloc(1 << 20);
@@ -295,7 +316,165 @@ static void test_large_mapped(void)
 	CHECK_EQ(mcg_os_mapped_bytes(), with);
 	q[0] = 1;
 	mcg_free(q);
+	mcg_slab_shrink_all();
 	CHECK_EQ(mcg_os_mapped_bytes(), base);
+}
+
+/* A retained large block comes back dirty: calloc clears it, malloc does not. */
+static void test_large_calloc_reused(void)
+{
+	mcg_slab_shrink_all();
+	enum { N = 700 * 1024 };
+	char *p = mcg_calloc(1, N);
+	REQUIRE(p);
+	CHECK(mcg_chunk_of(p)->large_zero); /* a new mapping: zero already */
+	CHECK(filled_with(p, N, 0));
+	memset(p, 0xab, N);
+	mcg_free(p);
+	char *q = mcg_malloc(N);
+	CHECK(q == p); /* the same block back */
+	REQUIRE(q);
+	CHECK(!mcg_chunk_of(q)->large_zero);
+	CHECK_EQ((unsigned char)q[N - 1], 0xab);
+	mcg_free(q);
+	char *z = mcg_calloc(N / 4, 4);
+	CHECK(z == p);
+	REQUIRE(z);
+	CHECK(filled_with(z, N, 0));
+	mcg_free(z);
+	mcg_slab_shrink_all();
+}
+
+/* A freed large block freed again is reported; the retained block is intact. */
+static void test_large_double_free(void)
+{
+	mcg_slab_shrink_all();
+	char *p = mcg_malloc(500 * 1024);
+	REQUIRE(p);
+	mcg_free(p);
+	size_t retained = mcg_large_retained();
+	int before = nreports;
+	mcg_free(p);
+	CHECK_EQ(nreports, before + 1);
+	CHECK_EQ(last_report.kind, MCG_REPORT_DOUBLE_FREE);
+	CHECK_EQ(mcg_large_retained(), retained);
+	char *q = mcg_malloc(500 * 1024), *r = mcg_malloc(500 * 1024);
+	CHECK(q == p && r != p); /* retained once only */
+	mcg_free(q);
+	mcg_free(r);
+	mcg_slab_shrink_all();
+}
+
+/* mcg_kmalloc_large_stats: a block in use, then retained, then flushed. */
+static void test_large_stats(void)
+{
+	const size_t M = 1024 * 1024, HDR = 65536;
+	CHECK_EQ(mcg_kmalloc_large_stats(NULL), -EINVAL);
+	mcg_slab_shrink_all();
+	struct mcg_large_stats st0, st;
+	REQUIRE(mcg_kmalloc_large_stats(&st0) == 0);
+	CHECK_EQ(st0.retained, 0);
+	CHECK(st0.cap >= MCG_LARGE_RETAIN_FLOOR);
+	char *p = mcg_malloc(M);
+	REQUIRE(p);
+	REQUIRE(mcg_kmalloc_large_stats(&st) == 0);
+	CHECK_EQ(st.in_use, st0.in_use + HDR + M);
+	CHECK_EQ(st.retained, 0);
+	CHECK(st.cap >= MCG_LARGE_RETAIN_FLOOR + st.in_use / 2); /* the peak counts it */
+	CHECK_EQ(st.cap, mcg_large_cap());
+	mcg_free(p);
+	REQUIRE(mcg_kmalloc_large_stats(&st) == 0);
+	CHECK_EQ(st.in_use, st0.in_use);
+	CHECK_EQ(st.retained, HDR + M);
+	CHECK(st.retained <= st.cap);
+	mcg_slab_shrink_all();
+	REQUIRE(mcg_kmalloc_large_stats(&st) == 0);
+	CHECK_EQ(st.retained, 0);
+	CHECK_EQ(st.in_use, st0.in_use);
+}
+
+/* Bytes charged to @g now (the stocks drained first). */
+static long current_of(mcg_group_t *g)
+{
+	mcg_group_drain_stocks();
+	char buf[64];
+	if (mcg_group_read(g, "memory.current", buf, sizeof(buf)) < 0)
+		return -1;
+	return atol(buf);
+}
+
+/*
+ * realloc of an accounted large block: resized in place or moved without a
+ * copy, its charge following its class exactly; a growth the group cannot
+ * pay for, or the OS refuses, fails with ENOMEM and leaves the block and
+ * the charge as they were.
+ */
+static void test_large_realloc_accounted(void)
+{
+	const long K = 1024;
+	mcg_group_t *g;
+	REQUIRE(mcg_group_create(NULL, "large-realloc", &g) == 0);
+	CHECK_EQ(current_of(g), 0);
+	char *p = mcg_malloc_account(600 * K, g);
+	REQUIRE(p);
+	CHECK_EQ(current_of(g), 640 * K);
+	fill(p, 600 * K, 5);
+	/* Within its class: the same block, nothing charged. */
+	CHECK(mcg_realloc(p, 640 * K) == p);
+	CHECK_EQ(current_of(g), 640 * K);
+	/* Grow: 1.5 MiB is a class of its own. */
+	char *q = mcg_realloc(p, 1536 * K);
+	REQUIRE(q);
+	CHECK(filled(q, 600 * K, 5));
+	CHECK_EQ(mcg_malloc_usable_size(q), 1536 * K);
+	CHECK_EQ(current_of(g), 1536 * K);
+	CHECK(mcg_kmalloc_objcg_of(q) != NULL);
+	fill(q, 1536 * K, 6);
+	/* Shrink past half: the tail goes, the charge with it. */
+	char *r = mcg_realloc(q, 400 * K);
+	CHECK(r == q);
+	REQUIRE(r);
+	CHECK(filled(r, 400 * K, 6));
+	CHECK_EQ(mcg_malloc_usable_size(r), 448 * K);
+	CHECK_EQ(current_of(g), 448 * K);
+	/* Not past half: kept as it is. */
+	CHECK(mcg_realloc(r, 300 * K) == r);
+	CHECK_EQ(current_of(g), 448 * K);
+
+	/* The group cannot pay for the growth: ENOMEM, nothing changed. */
+	char max[32];
+	snprintf(max, sizeof(max), "%ld", 1024 * K);
+	CHECK_EQ(mcg_group_write(g, "memory.max", max), 0);
+	errno = 0;
+	CHECK(mcg_realloc(r, 2048 * K) == NULL);
+	CHECK_EQ(errno, ENOMEM);
+	CHECK_EQ(current_of(g), 448 * K);
+	CHECK_EQ(mcg_malloc_usable_size(r), 448 * K);
+	CHECK(filled(r, 400 * K, 6));
+	CHECK_EQ(mcg_group_write(g, "memory.max", "max"), 0);
+
+	/* The OS refuses the growth: ENOMEM, the charge given back. */
+	mcg_fault_inject(1, 1);
+	errno = 0;
+	char *f = mcg_realloc(r, 4096 * K);
+	unsigned long failed = mcg_fault_failed();
+	mcg_fault_inject(0, 0);
+	CHECK(f == NULL);
+	CHECK_EQ(errno, ENOMEM);
+	CHECK(failed >= 1);
+	CHECK_EQ(current_of(g), 448 * K);
+	CHECK(filled(r, 400 * K, 6));
+
+	/* Down to a slab class: copied into an object, charged as one. */
+	char *s = mcg_realloc(r, 1000);
+	REQUIRE(s);
+	CHECK(filled(s, 1000, 6));
+	CHECK(mcg_chunk_of(s)->kind == MCG_CHUNK_SLABS);
+	mcg_free(s);
+	CHECK_EQ(current_of(g), 0);
+	CHECK_EQ(mcg_group_remove(g), 0);
+	mcg_group_put(g);
+	mcg_slab_shrink_all();
 }
 
 static void test_foreign_and_double(void)
@@ -389,6 +568,10 @@ int main(int argc, char **argv)
 	RUN(test_realloc);
 	RUN(test_aligned);
 	RUN(test_large_mapped);
+	RUN(test_large_calloc_reused);
+	RUN(test_large_double_free);
+	RUN(test_large_stats);
+	RUN(test_large_realloc_accounted);
 	RUN(test_foreign_and_double);
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED")) {
