@@ -160,6 +160,31 @@ struct mcg_list mcg_cache_list = MCG_LIST_INIT(mcg_cache_list);
 static pthread_once_t slab_once = PTHREAD_ONCE_INIT;
 static int slab_init_error;
 
+/* Every slab's spin lock, each node's lists walked under the node lock the
+ * caller holds.  A slab's lock is also taken with no node lock held (the
+ * flush in slab_free_run(), the sole-objcg note in account.c): a child
+ * forked while another thread held one would find the slab locked by a
+ * thread it does not have, and its bitmap half changed. */
+static void fork_slab_locks(bool lock)
+{
+	mcg_list_for_each (pos, &mcg_cache_list) {
+		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
+		for (unsigned n = 0; n < c->nr_nodes; n++) {
+			struct mcg_list *lists[3] = {&c->nodes[n].partial, &c->nodes[n].full,
+			                             &c->nodes[n].empty};
+			for (int l = 0; l < 3; l++)
+				mcg_list_for_each (sp, lists[l]) {
+					struct mcg_slab *s =
+					        mcg_list_entry(sp, struct mcg_slab, link);
+					if (lock)
+						mcg_spin_lock_raw(&s->lock);
+					else
+						mcg_spin_unlock_raw(&s->lock);
+				}
+		}
+	}
+}
+
 static void fork_prepare(void)
 {
 	/* Every lock in rank order, the group layer's included (group.h);
@@ -179,6 +204,7 @@ static void fork_prepare(void)
 		for (unsigned n = 0; n < c->nr_nodes; n++)
 			mcg_lock_raw(&c->nodes[n].lock);
 	}
+	fork_slab_locks(true);
 	mcg_pages_lock_all();
 	mcg_group_fork_lock_leaves();
 }
@@ -187,6 +213,7 @@ static void fork_release(void)
 {
 	mcg_group_fork_unlock_leaves();
 	mcg_pages_unlock_all();
+	fork_slab_locks(false);
 	unsigned ncpu = mcg_os_nr_cpus();
 	mcg_list_for_each (pos, &mcg_cache_list) {
 		struct mcg_cache *c = mcg_list_entry(pos, struct mcg_cache, link);
