@@ -15,6 +15,7 @@
  */
 #include "iface/prom.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "iface/escape.h"
@@ -265,6 +266,18 @@ static void sample_cache(struct mcg_out *o, const char *name, const struct mcg_s
 	sample_start(o, name, "cache", r->name, strlen(r->name));
 }
 
+/* Family @f: one sample per cache, the size_t at @off in its statistics. */
+static void family_cache_field(struct mcg_out *o, const struct mcg_snapshot *s,
+                               const struct family *f, size_t off)
+{
+	family_head(o, f);
+	for (size_t i = 0; i < s->nr_caches; i++) {
+		sample_cache(o, f->name, &s->caches[i]);
+		mcg_out_printf(o, "} %zu\n",
+		               *(const size_t *)((const char *)&s->caches[i].st + off));
+	}
+}
+
 static void families_caches(struct mcg_out *o, const struct mcg_snapshot *s)
 {
 	static const struct family
@@ -302,26 +315,10 @@ static void families_caches(struct mcg_out *o, const struct mcg_snapshot *s)
 		sample_cache(o, slabs.name, r);
 		mcg_out_printf(o, ",state=\"total\"} %zu\n", r->st.num_slabs);
 	}
-	family_head(o, &objsize);
-	for (size_t i = 0; i < s->nr_caches; i++) {
-		sample_cache(o, objsize.name, &s->caches[i]);
-		mcg_out_printf(o, "} %zu\n", s->caches[i].st.slot_size);
-	}
-	family_head(o, &perslab);
-	for (size_t i = 0; i < s->nr_caches; i++) {
-		sample_cache(o, perslab.name, &s->caches[i]);
-		mcg_out_printf(o, "} %zu\n", s->caches[i].st.objs_per_slab);
-	}
-	family_head(o, &slabsize);
-	for (size_t i = 0; i < s->nr_caches; i++) {
-		sample_cache(o, slabsize.name, &s->caches[i]);
-		mcg_out_printf(o, "} %zu\n", s->caches[i].st.slab_bytes);
-	}
-	family_head(o, &purged);
-	for (size_t i = 0; i < s->nr_caches; i++) {
-		sample_cache(o, purged.name, &s->caches[i]);
-		mcg_out_printf(o, "} %zu\n", s->caches[i].st.purged_bytes);
-	}
+	family_cache_field(o, s, &objsize, offsetof(mcg_cache_stats_t, slot_size));
+	family_cache_field(o, s, &perslab, offsetof(mcg_cache_stats_t, objs_per_slab));
+	family_cache_field(o, s, &slabsize, offsetof(mcg_cache_stats_t, slab_bytes));
+	family_cache_field(o, s, &purged, offsetof(mcg_cache_stats_t, purged_bytes));
 }
 
 /* ------------------------------------------------------------ all */
