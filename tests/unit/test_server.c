@@ -124,7 +124,8 @@ static void test_overlong_then_end(void)
 	shutdown(fd, SHUT_WR);
 	static char got[4096];
 	read_to_end(fd, got, sizeof(got));
-	CHECK(!strcmp(got, "error E2BIG Argument list too long: a request is at most 4095 bytes\n"));
+	CHECK(!strcmp(got,
+	              "error E2BIG Argument list too long: a request is at most 4095 bytes\n"));
 	close(fd);
 	mcg_control_stop();
 }
