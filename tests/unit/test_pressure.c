@@ -646,6 +646,25 @@ static void test_real_system(void)
 	mcg_pressure_stop();
 }
 
+/* Stopped: a wakeup does nothing; the text forms refuse a NULL buffer with
+ * room, a zero-length root stat writes nothing, and the stat says so. */
+static void test_stopped_calls(void)
+{
+	mcg_pressure_stop();
+	mcg_pressure_status_t before = status();
+	CHECK_EQ(before.running, 0);
+	mcg_pressure_wake();
+	mcg_pressure_status_t after = status();
+	CHECK_EQ(after.wakeups, before.wakeups);
+	CHECK_EQ(mcg_pressure_read(NULL, 16), -EINVAL);
+	char buf[512] = "keep";
+	mcg_pressure_root_stat(buf, 0);
+	CHECK(!strcmp(buf, "keep"));
+	mcg_pressure_root_stat(buf, sizeof(buf));
+	CHECK(!strncmp(buf, "pressure_running 0\n", 19));
+	CHECK(strstr(buf, "pressure_budget_source none\npressure_psi none\n") != NULL);
+}
+
 int main(void)
 {
 	if (mcg_group_create(NULL, "t", &t))
@@ -665,6 +684,7 @@ int main(void)
 	RUN(test_restart_has_no_stale_wakeup);
 	RUN(test_default_reclaim_shrinkers);
 	RUN(test_real_system);
+	RUN(test_stopped_calls);
 	mcg_pressure_set_root(NULL);
 	if (tmp[0])
 		nftw(tmp, rm_one, 8, FTW_DEPTH | FTW_PHYS);
