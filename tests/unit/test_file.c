@@ -464,6 +464,9 @@ static void test_bad_arguments_more(void)
 	mcg_file_stat_t st;
 	CHECK_EQ(mcg_file_stat(NULL, &st), -EINVAL);
 	CHECK_EQ(mcg_file_stat(f, NULL), -EINVAL);
+	CHECK_EQ(mcg_file_pwrite(f, b, 8, INT64_MAX - 4), -EFBIG); /* its end past any offset */
+	CHECK_EQ(mcg_file_pwrite(f, b, 0, 100), 0);                /* nothing to write */
+	CHECK_EQ(mcg_file_pread(f, b, 0, 0), 0);
 	CHECK_EQ(mcg_file_size(f), 8); /* nothing changed */
 	char r[8] = {0};
 	CHECK_EQ(mcg_file_pread(f, r, 8, 0), 8);

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "memcg/control.h"
@@ -170,6 +171,39 @@ static void test_low_descriptor_limit(void)
 	CHECK_EQ(WEXITSTATUS(st), 0);
 }
 
+/* A fork while a client is connected: the child serves nothing and closes
+ * its copies of the server's descriptors; the parent's client is served on. */
+static void test_fork_with_client(void)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/sock-fork", dir);
+	REQUIRE(mcg_control_start(path) == 0);
+	int fd = dial(path);
+	REQUIRE(fd >= 0);
+	static char got[256];
+	CHECK(send_all(fd, "read / memory.max\n", 18));
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	CHECK(poll(&p, 1, 5000) == 1 && recv(fd, got, sizeof(got) - 1, 0) == 9);
+	fflush(NULL);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		char buf[256];
+		int bad = (mcg_control_path(buf, sizeof(buf)) != -ENOENT) << 0;
+		bad |= (access(path, F_OK) != 0) << 1; /* the parent's socket stays */
+		exit(bad);                             /* exit: the child's coverage is written */
+	}
+	int st;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(send_all(fd, "read / memory.max", 17));
+	shutdown(fd, SHUT_WR);
+	CHECK_EQ(read_to_end(fd, got, sizeof(got)), 9);
+	CHECK(!strcmp(got, "ok 4\nmax\n"));
+	close(fd);
+	mcg_control_stop();
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/memcg-test-server-%d", (int)getpid());
@@ -178,6 +212,7 @@ int main(void)
 	RUN(test_path_bad_arguments);
 	RUN(test_overlong_then_end);
 	RUN(test_low_descriptor_limit);
+	RUN(test_fork_with_client);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
