@@ -19,9 +19,40 @@
 #include <unistd.h>
 
 #include "memcg/control.h"
+#include "memcg/debug.h"
 #include "test.h"
 
 static char dir[64];
+
+/* Memory faults in the first start (the clients' table, the thread): each
+ * fails cleanly - no server, no socket file - and the next start works. */
+static void test_start_faults(void)
+{
+	char path[128], buf[256];
+	snprintf(path, sizeof(path), "%s/sock-fault", dir);
+	unsigned long nth;
+	int failed = 0;
+	for (nth = 1; nth < 100; nth++) {
+		mcg_fault_inject(nth, 0);
+		int err = mcg_control_start(path);
+		unsigned long hit = mcg_fault_failed();
+		mcg_fault_inject(0, 0);
+		if (err) {
+			failed++;
+			CHECK(err == -ENOMEM || err == -EAGAIN);
+			CHECK(access(path, F_OK) != 0);
+			CHECK_EQ(mcg_control_path(buf, sizeof(buf)), -ENOENT);
+		} else {
+			CHECK_EQ(mcg_control_path(buf, sizeof(buf)), 0);
+			mcg_control_stop();
+			CHECK(access(path, F_OK) != 0);
+		}
+		if (!hit)
+			break;
+	}
+	CHECK(nth < 100);
+	CHECK(failed >= 2); /* the table and the thread */
+}
 
 static void test_start_failures(void)
 {
@@ -208,6 +239,7 @@ int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/memcg-test-server-%d", (int)getpid());
 	mkdir(dir, 0700);
+	RUN(test_start_faults); /* first: the clients' table is mapped once */
 	RUN(test_start_failures);
 	RUN(test_path_bad_arguments);
 	RUN(test_overlong_then_end);
