@@ -122,9 +122,10 @@ static const mcg_pressure_config_t quiet = {
         .reclaim = give_back,
 };
 
+/* Up to @ms (stretched by test_slowdown(): memcheck's pace) for @counter. */
 static bool wait_for(const long *counter, long at_least, int ms)
 {
-	for (int i = 0; i < ms; i++) {
+	for (long i = 0; i < (long)ms * test_slowdown(); i++) {
 		if (__atomic_load_n(counter, __ATOMIC_RELAXED) >= at_least)
 			return true;
 		usleep(1000);
@@ -480,7 +481,8 @@ static void test_thread_wakeups(void)
 	CHECK_EQ(mcg_pressure_high_pages, 921);
 	charge_t(1000); /* over the high watermark: the charge itself wakes the thread */
 	CHECK(wait_for(&reclaim_calls, 1, 5000));
-	for (int i = 0; i < 5000 && __atomic_load_n(&t_pages, __ATOMIC_RELAXED) > 820; i++)
+	for (long i = 0;
+	     i < 5000l * test_slowdown() && __atomic_load_n(&t_pages, __ATOMIC_RELAXED) > 820; i++)
 		usleep(1000);
 	CHECK(__atomic_load_n(&t_pages, __ATOMIC_RELAXED) <= 820);
 
