@@ -11,13 +11,16 @@
 #    void function - listed in a fixed order; N of them drawn with --seed.
 # 3. Each mutant: the file changed in a copy of the sources (build-mut/tree),
 #    only its objects and the covering tests' executables rebuilt (-O0, which
-#    builds fastest, with the debug checks on, as the sanitizer trees run the
-#    suite), then the tests that execute the mutated line - the file's own
-#    test alone first, then the others two at a time, those that run most of
-#    the file first - stopping at the first failure (or a timeout: 5x the slowest one's own time,
-#    20 to 60 s), which kills it.  A mutant that does not
-#    compile is stillborn (not counted); one on a line no test executes
-#    survives without a run.
+#    builds fastest, with the debug checks, ASan and UBSan on, as the
+#    sanitizer tree runs the suite: a leak or an overrun a mutant makes is a
+#    failure there too), then the tests that execute the mutated line - the
+#    file's own test alone first, then the others two at a time, those that
+#    run most of the file first, each test's executable run directly - stopping
+#    at the first failure or timeout (each test 15 s plus ten times its own
+#    time in the map), which kills it.  A mutant that does not compile is
+#    stillborn: not counted, the next one in the seed's order drawn in its
+#    place, so N mutants are run.  One on a line no test executes survives
+#    without a run.
 # Results go to build-mut/results.jsonl as they come (a run can be resumed:
 # mutants already there are not run again); the summary - killed / (run +
 # uncovered) and the survivors with file:line, operator and the two lines -
@@ -199,7 +202,8 @@ def prepare_tree():
                         copy_function=copy_if_changed)
     copy_if_changed(os.path.join(ROOT, "CMakeLists.txt"), os.path.join(TREE, "CMakeLists.txt"))
     sh(["cmake", "-S", TREE, "-B", BUILD, "-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_C_FLAGS_DEBUG=-O0",
-        "-DMCG_DEBUG=ON", "-DMCG_BUILD_EXAMPLES=OFF"], check=True, stdout=subprocess.DEVNULL)
+        "-DMCG_DEBUG=ON", "-DMCG_SANITIZE=address,undefined", "-DMCG_BUILD_EXAMPLES=OFF"],
+       check=True, stdout=subprocess.DEVNULL)
 
 
 def copy_if_changed(src, dst):
@@ -216,7 +220,62 @@ def target_of(test):
     return f"{d}_{name}"
 
 
-def run_mutant(m, tmap, log):
+def test_specs():
+    """{test: (argv, env, cwd)} of the unit, conformance and fault tests in BUILD, from ctest."""
+    out = sh(["ctest", "--show-only=json-v1", "-L", LABELS], cwd=BUILD, capture_output=True,
+             text=True, check=True).stdout
+    specs = {}
+    for t in json.loads(out)["tests"]:
+        props = {p["name"]: p["value"] for p in t.get("properties", [])}
+        env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=1",
+                   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+        env.update(kv.split("=", 1) for kv in props.get("ENVIRONMENT", []))
+        argv = t.get("command") or [os.path.join(BUILD, "tests", target_of(t["name"]))]
+        specs[t["name"]] = (argv, env, props.get("WORKING_DIRECTORY", os.path.join(BUILD, "tests")),
+                            props.get("SKIP_RETURN_CODE"))
+    return specs
+
+
+def test_limit(tmap, t):
+    """Seconds a correct build of test t is given: its own time in the coverage
+    tree (gcov's counters make that slower than this -O0 tree) ten times over
+    and 15 s more, for a machine shared with other work."""
+    return 15 + 10 * tmap[t]["seconds"]
+
+
+def run_tests(batch, tmap, specs):
+    """Runs batch two at a time; returns (test, how) of the first failure, or None."""
+    pending, running = list(batch), []
+    try:
+        while pending or running:
+            while pending and len(running) < 2:
+                t = pending.pop(0)
+                argv, env, cwd, skip = specs[t]
+                p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, start_new_session=True)
+                running.append((t, p, time.time() + test_limit(tmap, t), skip))
+            time.sleep(0.02)
+            for item in list(running):
+                t, p, deadline, skip = item
+                rc = p.poll()
+                if rc is None:
+                    if time.time() > deadline:
+                        return t, "timeout"
+                    continue
+                running.remove(item)
+                if rc != 0 and rc != skip:
+                    return t, f"exit {rc}" if rc > 0 else f"signal {-rc}"
+        return None
+    finally:
+        for t, p, _, _ in running:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
+
+
+def run_mutant(m, tmap, specs):
     path = os.path.join(TREE, m["file"])
     orig = open(path).read()
     lines = orig.split("\n")
@@ -224,7 +283,7 @@ def run_mutant(m, tmap, log):
     # function (gcov counts its entry on the line of its name)
     line = m["line"] - 1 if m["op"] == "return-early" else m["line"]
     covering = [t for t, v in tmap.items()
-                if TEST_RE.match(t) and line in v["lines"].get(m["file"], [])]
+                if TEST_RE.match(t) and t in specs and line in v["lines"].get(m["file"], [])]
     res = dict(m, id=mutant_id(m), old=lines[m["line"] - 1])
     if not covering:
         res.update(status="survived", reason="no test executes the line")
@@ -236,7 +295,13 @@ def run_mutant(m, tmap, log):
     lines[m["line"] - 1] = m["new"]
     try:
         open(path, "w").write("\n".join(lines))
-        # the file's own test alone first (it kills most), then the rest together
+        # the library first: a mutant that does not compile costs one object;
+        # then the file's own test alone (it kills most), then the rest
+        b = sh(["cmake", "--build", BUILD, "-j", "2", "--target", "memcg_static"],
+               capture_output=True, text=True)
+        if b.returncode != 0:
+            res.update(status="stillborn")
+            return res
         own = [t for t in covering if t.endswith("/test_" + base)]
         for batch in ([own, [t for t in covering if t not in own]] if own else [covering]):
             if not batch:
@@ -246,26 +311,10 @@ def run_mutant(m, tmap, log):
             if b.returncode != 0:
                 res.update(status="stillborn")
                 return res
-            limit = min(60, max(20, int(5 * max(tmap[t]["seconds"] for t in batch))))
-            # the tests' own TIMEOUT properties outrank ctest's --timeout: the
-            # whole run is bounded here, its process group killed past it
-            proc = subprocess.Popen(["ctest", "-j", "2", "--stop-on-failure", "-R",
-                                     "^(" + "|".join(re.escape(t) for t in batch) + ")$"],
-                                    cwd=BUILD, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    text=True, start_new_session=True)
-            try:
-                out, _ = proc.communicate(timeout=limit * ((len(batch) + 1) // 2) + 10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.communicate()
-                res.update(status="killed", by=batch[0] + " (timeout)", timeout=True)
-                return res
-            r = subprocess.CompletedProcess(proc.args, proc.returncode, out, "")
-            if r.returncode != 0:
-                failed = re.findall(r"Test\s+#\d+: (\S+) \.+\**(Failed|Timeout|Exception|"
-                                    r"Subprocess aborted|Child aborted|SEGFAULT)", r.stdout)
-                res.update(status="killed", by=failed[0][0] if failed else "?",
-                           timeout=bool(failed) and failed[0][1] == "Timeout")
+            failed = run_tests(batch, tmap, specs)
+            if failed:
+                res.update(status="killed", by=f"{failed[0]} ({failed[1]})",
+                           timeout=failed[1] == "timeout")
                 return res
         res.update(status="survived", reason=f"{len(covering)} tests pass")
         return res
@@ -306,19 +355,24 @@ def main():
     ap.add_argument("--remap", action="store_true")
     ap.add_argument("--only", help="regex over file paths")
     ap.add_argument("--list", action="store_true", help="print the drawn mutants and stop")
+    ap.add_argument("--rerun-survivors", action="store_true",
+                    help="run again the survivors results.jsonl holds (after new tests)")
     a = ap.parse_args()
     muts = all_mutants()
     if a.only:
         muts = [m for m in muts if re.search(a.only, m["file"])]
     random.Random(a.seed).shuffle(muts)
-    muts = muts[:a.n]
     if a.list:
-        for m in muts:
+        for m in muts[:a.n]:
             print(f"{m['file']}:{m['line']} [{m['op']}] {m['new'].strip()}")
         return 0
     mp = os.path.join(COV, "testmap.json")
     tmap = json.load(open(mp)) if os.path.exists(mp) and not a.remap else make_map()
     prepare_tree()
+    specs = test_specs()
+    # every test built once: a mutant then relinks only the tests it runs
+    sh(["cmake", "--build", BUILD, "-j", "2", "--target"] +
+       [target_of(t) for t in specs if t in tmap], check=True, stdout=subprocess.DEVNULL)
     os.makedirs(MUT, exist_ok=True)
     rpath = os.path.join(MUT, "results.jsonl")
     done = {}
@@ -326,20 +380,29 @@ def main():
         for l in open(rpath):
             r = json.loads(l)
             done[r["id"]] = r
-    results = []
+    # N mutants run: drawn in the seed's order until N have been run (a
+    # stillborn one is not counted, the next one drawn in its place)
+    results, counted, t_start = [], 0, time.time()
     with open(rpath, "a") as log:
-        for i, m in enumerate(muts):
+        for m in muts:
+            if counted >= a.n:
+                break
             mid = mutant_id(m)
-            if mid in done:
-                results.append(done[mid])
-                continue
-            t0 = time.time()
-            r = run_mutant(m, tmap, log)
-            r["seconds"] = round(time.time() - t0, 1)
-            log.write(json.dumps(r) + "\n"); log.flush()
+            r = done.get(mid)
+            # a result is reused only for the same change of the same line,
+            # and a survivor only without --rerun-survivors (new tests may kill it)
+            if (r is None or r["new"] != m["new"] or
+                    r["old"] != open(os.path.join(ROOT, m["file"])).read().split("\n")[m["line"] - 1]
+                    or (a.rerun_survivors and r["status"] == "survived")):
+                t0 = time.time()
+                r = run_mutant(m, tmap, specs)
+                r["seconds"] = round(time.time() - t0, 1)
+                log.write(json.dumps(r) + "\n"); log.flush()
+                print(f"[{counted + 1}/{a.n}] {r['status']:9} {m['file']}:{m['line']} [{m['op']}]"
+                      f" {r.get('by', '')} {r['seconds']} s", flush=True)
             results.append(r)
-            print(f"[{i + 1}/{len(muts)}] {r['status']:9} {m['file']}:{m['line']} [{m['op']}]"
-                  f" {r.get('by', '')} {r['seconds']} s", flush=True)
+            counted += r["status"] != "stillborn"
+    print(f"mutate: {time.time() - t_start:.0f} s", flush=True)
     # the tree back as the sources are
     prepare_tree()
     summary(results, os.path.join(MUT, "summary.txt"))
