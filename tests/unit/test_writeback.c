@@ -18,6 +18,7 @@
 #include "memcg/file.h"
 #include "memcg/memcg.h"
 #include "base/options.h"
+#include "pagecache/dirty.h"
 #include "pagecache/filemap.h"
 #include "pagecache/wbio.h"
 #include "pagecache/writeback.h"
@@ -617,6 +618,63 @@ static void test_write_behind(void)
 	free(b);
 }
 
+/* The throttle's trace: called with its argument on each pause decision
+ * above freerun, the group's own domain the stricter, no pause under
+ * nowait; unset, no call. */
+struct trace_seen {
+	long calls;
+	struct mcg_dirty_trace last;
+};
+
+static void trace_note(const struct mcg_dirty_trace *t, void *arg)
+{
+	struct trace_seen *seen = arg;
+	seen->calls++;
+	seen->last = *t;
+}
+
+static void test_dirty_trace(void)
+{
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wbtrace", &g));
+	REQUIRE(!mcg_group_write(g, "memory.dirty_bytes", "1M"));
+	REQUIRE(!mcg_group_write(g, "memory.dirty_background_bytes", "512K"));
+	mcg_file_t *f = open_new("trace", g);
+	REQUIRE(f);
+	char b[4096];
+	memset(b, 'd', sizeof(b));
+	struct trace_seen seen = {0};
+	mcg_dirty_set_trace(trace_note, &seen);
+	REQUIRE(!mcg_fault_inject_io(1, 1, EIO, MCG_FAULT_IO_WRITE)); /* writeback stalls */
+	uint64_t wait = 0;
+	ssize_t r = 0;
+	long k;
+	for (k = 0; k < 1024; k++) {
+		r = mcg_file_pwrite_nowait(f, b, sizeof(b), k * 4096, &wait);
+		if (r == -EAGAIN)
+			break;
+	}
+	CHECK_EQ(r, -EAGAIN);
+	CHECK(seen.calls >= 1);
+	CHECK(seen.last.group == g);
+	CHECK(seen.last.group_domain);
+	CHECK_EQ(seen.last.pause_ms, 0); /* nowait: none slept */
+	CHECK_EQ(seen.last.thresh, (1ul << 20) / 4096);
+	CHECK_EQ(seen.last.bg_thresh, (512ul << 10) / 4096);
+	CHECK(seen.last.dirty > seen.last.bg_thresh);
+	mcg_dirty_set_trace(NULL, NULL);
+	long calls = seen.calls;
+	CHECK_EQ(mcg_file_pwrite_nowait(f, b, sizeof(b), k * 4096, &wait), -EAGAIN);
+	CHECK_EQ(seen.calls, calls);
+	mcg_fault_inject_io(0, 0, 0, 0);
+	CHECK_EQ(mcg_file_fsync(f), -EIO); /* the stalled writebacks' error, once */
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -631,6 +689,7 @@ int main(void)
 	RUN(test_background_writeback);
 	RUN(test_periodic_writeback);
 	RUN(test_throttle_bound);
+	RUN(test_dirty_trace);
 	RUN(test_fsync_not_starved);
 	RUN(test_emulated_device);
 	RUN(test_in_flight_writeback);
