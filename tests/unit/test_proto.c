@@ -21,6 +21,9 @@
 #include "group_file.h"
 #include "iface/proto.h"
 #include "memcg/debug.h"
+#include "memcg/kmalloc.h"
+#include "memcg/slab.h"
+#include "slab/kmalloc_fast.h"
 #include "test.h"
 
 static struct mcg_out reply;
@@ -230,6 +233,33 @@ static void test_fault_sweep(void)
 	}
 }
 
+/* Objects handed out by every kmalloc cache (exact at rest). */
+static size_t kmalloc_in_use(void)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < KMALLOC_CLASSES; i++) {
+		mcg_cache_stats_t st;
+		if (mcg_kmalloc_caches_[i] && !mcg_cache_stats(mcg_kmalloc_caches_[i], &st))
+			n += st.active_objs;
+	}
+	return n;
+}
+
+/* A refused request gives back the scratch text of its error line: after
+ * many, the library holds no more objects than before. */
+static void test_errors_keep_nothing(void)
+{
+	static const char *const lines[] = {"frobnicate now", "read /no-such memory.max",
+	                                    "json stat /no-such", "write /no-such memory.max 1"};
+	for (size_t l = 0; l < sizeof(lines) / sizeof(lines[0]); l++)
+		ask(lines[l]); /* the reply buffer at its size */
+	size_t before = kmalloc_in_use();
+	for (int k = 0; k < 64; k++)
+		for (size_t l = 0; l < sizeof(lines) / sizeof(lines[0]); l++)
+			CHECK(starts(ask(lines[l]), "error E"));
+	CHECK_EQ(kmalloc_in_use(), before);
+}
+
 int main(void)
 {
 	mcg_out_init(&reply);
@@ -244,6 +274,7 @@ int main(void)
 	RUN(test_create_remove);
 	RUN(test_slabinfo_metrics_all);
 	RUN(test_malformed);
+	RUN(test_errors_keep_nothing);
 	RUN(test_fault_sweep);
 	mcg_out_free(&reply);
 	mcg_group_t *gs[] = {x, a, sp};
