@@ -17,6 +17,7 @@
 #include "memcg/file.h"
 #include "memcg/memcg.h"
 #include "memcg/reclaim.h"
+#include "pagecache/flusher.h"
 #include "test.h"
 #include "tmpdir.h"
 
@@ -430,6 +431,17 @@ static void test_read_only_file(void)
 	CHECK_EQ(WEXITSTATUS(st), 0);
 }
 
+/* The first file opened starts the page cache and its flusher threads
+ * (periodic writeback needs them before any work is queued). */
+static void test_open_starts_flushers(void)
+{
+	CHECK(!mcg_flusher_running());
+	mcg_file_t *f = open_new("flushers", &buffered);
+	REQUIRE(f);
+	CHECK(mcg_flusher_running());
+	mcg_file_close(f);
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -437,6 +449,7 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
+	RUN(test_open_starts_flushers); /* first: nothing started before */
 	RUN(test_bad_arguments);
 	RUN(test_write_read_back);
 	RUN(test_holes);
