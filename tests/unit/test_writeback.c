@@ -20,6 +20,7 @@
 #include "base/options.h"
 #include "pagecache/dirty.h"
 #include "pagecache/filemap.h"
+#include "pagecache/flusher.h"
 #include "pagecache/wbio.h"
 #include "pagecache/writeback.h"
 #include "test.h"
@@ -707,6 +708,26 @@ static void test_group_gone_at_rest(void)
 	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_descendants"), 0);
 }
 
+/* Each writeback run that ends moves the flushers' generation, which
+ * reclaim waits on (mcg_wb_reclaim_wait): written, fsync'd, it moved. */
+static void test_written_moves_gen(void)
+{
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wbgen", &g));
+	mcg_file_t *f = open_new("gen", g);
+	REQUIRE(f);
+	char b[4 * 4096];
+	memset(b, 'g', sizeof(b));
+	CHECK_EQ(mcg_file_pwrite(f, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	uint64_t gen = mcg_flusher_gen();
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK(mcg_flusher_gen() > gen);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -723,6 +744,7 @@ int main(void)
 	RUN(test_throttle_bound);
 	RUN(test_dirty_trace);
 	RUN(test_group_gone_at_rest);
+	RUN(test_written_moves_gen);
 	RUN(test_fsync_not_starved);
 	RUN(test_emulated_device);
 	RUN(test_in_flight_writeback);
