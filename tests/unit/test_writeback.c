@@ -16,13 +16,16 @@
 #include "group_file.h"
 #include "memcg/debug.h"
 #include "memcg/file.h"
+#include "memcg/kmalloc.h"
 #include "memcg/memcg.h"
+#include "memcg/slab.h"
 #include "base/options.h"
 #include "pagecache/dirty.h"
 #include "pagecache/filemap.h"
 #include "pagecache/flusher.h"
 #include "pagecache/wbio.h"
 #include "pagecache/writeback.h"
+#include "slab/kmalloc_fast.h"
 #include "test.h"
 #include "tmpdir.h"
 
@@ -728,6 +731,40 @@ static void test_written_moves_gen(void)
 	mcg_group_put(g);
 }
 
+/* Objects handed out by every kmalloc cache (exact at rest). */
+static size_t kmalloc_in_use(void)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < KMALLOC_CLASSES; i++) {
+		mcg_cache_stats_t st;
+		if (mcg_kmalloc_caches_[i] && !mcg_cache_stats(mcg_kmalloc_caches_[i], &st))
+			n += st.active_objs;
+	}
+	return n;
+}
+
+/* A removed group's page cache state (its pcg) is freed once the last
+ * reference goes - the flushers' periodic pass drops the domain's - and
+ * the library then holds as many objects as before the group's life. */
+static void test_group_state_freed(void)
+{
+	REQUIRE(!mcg_option_set("dirty_writeback_centisecs", 5));
+	mcg_file_t *f = open_new("state0", NULL); /* the file layer up, before */
+	REQUIRE(f);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	size_t before = kmalloc_in_use();
+	group_life("state1");
+	group_life("state2");
+	/* the periodic pass (the first may be a long sleep's end away) drops
+	 * the domains' references */
+	size_t now = 0;
+	for (int i = 0; i < 800 && (now = kmalloc_in_use()) != before; i++)
+		sleep_ms(10);
+	CHECK_EQ(now, before);
+	REQUIRE(!mcg_option_set("dirty_writeback_centisecs", 500));
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -735,6 +772,7 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
+	RUN(test_group_state_freed); /* first: no earlier group's state pending */
 	RUN(test_states);
 	RUN(test_accounting_off);
 	RUN(test_errors_reported_once);
