@@ -6,6 +6,7 @@
  * whose directory is not writable; each fails cleanly, leaves no file and
  * no server, and a start afterwards works.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,11 +48,38 @@ static void test_start_failures(void)
 	rmdir(ro);
 }
 
+/* Descriptors this process has open (/proc/self/fd, less the one reading it). */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;
+}
+
+/* A start that fails leaves no descriptor open (the socket, the wake
+ * eventfd), however often it is tried. */
+static void test_failures_close_fds(void)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/missing/sock", dir);
+	int before = open_fds();
+	REQUIRE(before > 0);
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(mcg_control_start(path), -ENOENT);
+	CHECK_EQ(open_fds(), before);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/memcg-test-server-%d", (int)getpid());
 	mkdir(dir, 0700);
 	RUN(test_start_failures);
+	RUN(test_failures_close_fds);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
