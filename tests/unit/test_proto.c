@@ -233,6 +233,26 @@ static void test_fault_sweep(void)
 	}
 }
 
+/* info's command is this process's command line, its NULs spaces. */
+static void test_info_command(void)
+{
+	char cmd[512] = "";
+	FILE *fp = fopen("/proc/self/cmdline", "r");
+	REQUIRE(fp);
+	size_t n = fread(cmd, 1, sizeof(cmd) - 1, fp);
+	fclose(fp);
+	REQUIRE(n > 0);
+	while (n > 0 && cmd[n - 1] == '\0')
+		n--;
+	cmd[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (cmd[i] == '\0')
+			cmd[i] = ' ';
+	char want[600];
+	snprintf(want, sizeof(want), "\ncommand %s\n", cmd);
+	CHECK(strstr(ask("info"), want) != NULL);
+}
+
 /* Objects handed out by every kmalloc cache (exact at rest). */
 static size_t kmalloc_in_use(void)
 {
@@ -267,6 +287,7 @@ int main(void)
 	mcg_group_create(a, "x", &x);
 	mcg_group_create(NULL, "sp ace", &sp);
 	RUN(test_help_and_info);
+	RUN(test_info_command);
 	RUN(test_groups);
 	RUN(test_read);
 	RUN(test_stat);
