@@ -276,6 +276,22 @@ static void test_aligned(void)
 	mcg_free(out);
 }
 
+/* posix_memalign reports in its return value and leaves errno as it was:
+ * a bad alignment (EINVAL) and a size no memory holds (ENOMEM). */
+static void test_posix_memalign_keeps_errno(void)
+{
+	void *p = NULL;
+	errno = EXDEV;
+	CHECK_EQ(mcg_posix_memalign(&p, 64, SIZE_MAX - 4096), ENOMEM);
+	CHECK_EQ(errno, EXDEV);
+	CHECK_EQ(mcg_posix_memalign(&p, 3 * sizeof(void *), 64), EINVAL);
+	CHECK_EQ(errno, EXDEV);
+	CHECK_EQ(mcg_posix_memalign(&p, 64, 100), 0);
+	CHECK_EQ(errno, EXDEV);
+	CHECK_EQ((uintptr_t)p % 64, 0);
+	mcg_free(p);
+}
+
 static void test_large_mapped(void)
 {
 	mcg_slab_shrink_all(); /* no large block retained by the tests before */
@@ -567,6 +583,7 @@ int main(int argc, char **argv)
 	RUN(test_calloc);
 	RUN(test_realloc);
 	RUN(test_aligned);
+	RUN(test_posix_memalign_keeps_errno);
 	RUN(test_large_mapped);
 	RUN(test_large_calloc_reused);
 	RUN(test_large_double_free);
