@@ -765,6 +765,51 @@ static void test_group_state_freed(void)
 	REQUIRE(!mcg_option_set("dirty_writeback_centisecs", 500));
 }
 
+/* A thread waiting for the flushers' generation to move is woken when a
+ * writeback run ends, not at its deadline. */
+struct gen_wait {
+	uint64_t gen;
+	double seconds;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *gen_waiter(void *arg)
+{
+	struct gen_wait *w = arg;
+	double t0 = now_s();
+	mcg_flusher_wait_gen(w->gen, 20000);
+	w->seconds = now_s() - t0;
+	return NULL;
+}
+
+static void test_written_wakes_waiters(void)
+{
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wbwake", &g));
+	mcg_file_t *f = open_new("wake", g);
+	REQUIRE(f);
+	char b[4096];
+	memset(b, 'w', sizeof(b));
+	CHECK_EQ(mcg_file_pwrite(f, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	struct gen_wait w = {mcg_flusher_gen(), 0};
+	pthread_t t;
+	REQUIRE(!pthread_create(&t, NULL, gen_waiter, &w));
+	sleep_ms(50);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	pthread_join(t, NULL);
+	CHECK(w.seconds < 10.0); /* woken at once; the deadline is 20 s */
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -783,6 +828,7 @@ int main(void)
 	RUN(test_dirty_trace);
 	RUN(test_group_gone_at_rest);
 	RUN(test_written_moves_gen);
+	RUN(test_written_wakes_waiters);
 	RUN(test_fsync_not_starved);
 	RUN(test_emulated_device);
 	RUN(test_in_flight_writeback);
