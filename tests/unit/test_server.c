@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,10 +75,24 @@ static void test_failures_close_fds(void)
 	CHECK_EQ(open_fds(), before);
 }
 
+/* The first server of the process starts with every client slot free:
+ * stopping it closes no descriptor it did not accept (here fd 0). */
+static void test_first_start_slots_free(void)
+{
+	if (fcntl(0, F_GETFD) < 0)
+		REQUIRE(open("/dev/null", O_RDONLY) == 0);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/first", dir);
+	REQUIRE(mcg_control_start(path) == 0);
+	mcg_control_stop();
+	CHECK(fcntl(0, F_GETFD) >= 0);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/memcg-test-server-%d", (int)getpid());
 	mkdir(dir, 0700);
+	RUN(test_first_start_slots_free); /* first: the first start */
 	RUN(test_start_failures);
 	RUN(test_failures_close_fds);
 	char cmd[128];
