@@ -386,14 +386,20 @@ def run_mutant(m, tmap, specs):
         open(path, "w").write(orig)
 
 
-def summary(results, out):
+def summary(results, out, seed):
     counted = [r for r in results if r["status"] != "stillborn"]
     killed = [r for r in counted if r["status"] == "killed"]
     surv = [r for r in counted if r["status"] == "survived"]
     still = len(results) - len(counted)
     pct = 100.0 * len(killed) / len(counted) if counted else 0.0
-    lines = [f"mutants: {len(results)} ({still} stillborn, not counted); killed {len(killed)} of "
-             f"{len(counted)}: {pct:.1f} %; survived {len(surv)}"]
+    commit = sh(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                text=True).stdout.strip()
+    dirty = sh(["git", "status", "--porcelain", "--", "src", "tests"], cwd=ROOT,
+               capture_output=True, text=True).stdout.strip()
+    lines = [f"commit {commit}{' (src/ or tests/ changed)' if dirty else ''}, seed {seed}",
+             f"mutants: {len(results)} ({still} stillborn, not counted); killed {len(killed)} of "
+             f"{len(counted)}: {pct:.1f} %; survived {len(surv)} "
+             f"({sum(1 for r in surv if r.get('uncovered'))} on lines gcov saw no test run)"]
     per = {}
     for r in counted:
         k = per.setdefault(r["file"], [0, 0])
@@ -468,7 +474,7 @@ def main():
     print(f"mutate: {time.time() - t_start:.0f} s", flush=True)
     # the tree back as the sources are
     prepare_tree()
-    summary(results, os.path.join(MUT, "summary.txt"))
+    summary(results, os.path.join(MUT, "summary.txt"), a.seed)
     return 0
 
 
