@@ -88,6 +88,32 @@ static void test_first_start_slots_free(void)
 	CHECK(fcntl(0, F_GETFD) >= 0);
 }
 
+/* The server's thread is named memcg-control (ps, top and gdb show it). */
+static void test_thread_named(void)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/named", dir);
+	REQUIRE(mcg_control_start(path) == 0);
+	int named = 0;
+	DIR *d = opendir("/proc/self/task");
+	REQUIRE(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		char f[300], comm[32] = "";
+		snprintf(f, sizeof(f), "/proc/self/task/%s/comm", e->d_name);
+		FILE *fp = fopen(f, "r");
+		if (fp) {
+			if (fgets(comm, sizeof(comm), fp))
+				named += !strcmp(comm, "memcg-control\n");
+			fclose(fp);
+		}
+	}
+	closedir(d);
+	mcg_control_stop();
+	CHECK_EQ(named, 1);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/memcg-test-server-%d", (int)getpid());
@@ -95,6 +121,7 @@ int main(void)
 	RUN(test_first_start_slots_free); /* first: the first start */
 	RUN(test_start_failures);
 	RUN(test_failures_close_fds);
+	RUN(test_thread_named);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
