@@ -231,7 +231,7 @@ def draw(muts, seed):
 # ---------------------------------------------------------------- running
 
 def prepare_tree():
-    """build-mut/tree: the sources as they are (mtimes kept: nothing rebuilds needlessly)."""
+    """build-mut/tree: the sources as they are (unchanged files untouched: nothing rebuilds needlessly)."""
     os.makedirs(TREE, exist_ok=True)
     for d in ("src", "include", "tests", "bench", "tools", "cmake", "docs"):
         shutil.copytree(os.path.join(ROOT, d), os.path.join(TREE, d), dirs_exist_ok=True,
@@ -249,12 +249,14 @@ def prepare_tree():
 
 
 def copy_if_changed(src, dst):
+    """A file copied only when it changed, and then with a new mtime: its
+    objects in the tree may be newer than the source's own mtime."""
     try:
         if open(src, "rb").read() == open(dst, "rb").read():
             return dst
     except OSError:
         pass
-    return shutil.copy2(src, dst)
+    return shutil.copy(src, dst)
 
 
 def target_of(test):
@@ -428,6 +430,8 @@ def main():
     ap.add_argument("--rerun-survivors", action="store_true",
                     help="run again the survivors results.jsonl holds (after new tests)")
     a = ap.parse_args()
+    # killed: unwind, so that the mutated file is put back and tests stopped
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     muts = all_mutants()
     if a.only:
         muts = [m for m in muts if re.search(a.only, m["file"])]
