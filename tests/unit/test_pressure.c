@@ -134,6 +134,31 @@ static bool wait_for(const long *counter, long at_least, int ms)
 
 /* ------------------------------------------------------------ the budget */
 
+/* The period: as given (an hour: no pass of its own in 350 ms), 100 ms
+ * when none is (a few passes in 350 ms, not a busy loop). */
+static void test_interval(void)
+{
+	fresh_tree();
+	put("proc/self/cgroup", "0::/a\n");
+	put("sys/fs/cgroup/cgroup.controllers", "cpu memory\n");
+	put("sys/fs/cgroup/a/memory.max", "1000000000\n");
+	put("sys/fs/cgroup/a/memory.high", "max\n");
+	put("sys/fs/cgroup/a/memory.current", "1000\n");
+	REQUIRE(mcg_pressure_set_root(tmp) == 0);
+	REQUIRE(mcg_pressure_start(&quiet) == 0);
+	usleep(350 * 1000);
+	CHECK_EQ(status().wakeups, 0);
+	mcg_pressure_stop();
+	mcg_pressure_config_t c = quiet;
+	c.interval_ms = 0;
+	REQUIRE(mcg_pressure_start(&c) == 0);
+	usleep(350 * 1000);
+	long w = (long)status().wakeups;
+	mcg_pressure_stop();
+	CHECK(w >= 1);
+	CHECK(w <= 10);
+}
+
 /* Watermarks given: used as given when low < high, refused otherwise. */
 static void test_watermarks_given(void)
 {
@@ -687,6 +712,7 @@ int main(void)
 		return 1;
 	RUN(test_v2_budget);
 	RUN(test_watermarks_given);
+	RUN(test_interval);
 	RUN(test_v1_budget);
 	RUN(test_hybrid_budget);
 	RUN(test_namespaced_budget);
