@@ -427,8 +427,9 @@ def main():
     ap.add_argument("--remap", action="store_true")
     ap.add_argument("--only", help="regex over file paths")
     ap.add_argument("--list", action="store_true", help="print the drawn mutants and stop")
-    ap.add_argument("--rerun-survivors", action="store_true",
-                    help="run again the survivors results.jsonl holds (after new tests)")
+    ap.add_argument("--rerun-survivors", nargs="?", const=".", metavar="REGEX",
+                    help="run again the survivors results.jsonl holds (after new tests), "
+                         "those in files matching REGEX if given")
     a = ap.parse_args()
     # killed: unwind, so that the mutated file is put back and tests stopped
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -466,7 +467,8 @@ def main():
             # and a survivor only without --rerun-survivors (new tests may kill it)
             if (r is None or r["new"] != m["new"] or
                     r["old"] != open(os.path.join(ROOT, m["file"])).read().split("\n")[m["line"] - 1]
-                    or (a.rerun_survivors and r["status"] == "survived")):
+                    or (a.rerun_survivors and r["status"] == "survived" and
+                        re.search(a.rerun_survivors, m["file"]))):
                 t0 = time.time()
                 r = run_mutant(m, tmap, specs)
                 r["seconds"] = round(time.time() - t0, 1)
