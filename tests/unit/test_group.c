@@ -15,6 +15,9 @@
 
 #include "group/group.h"
 #include "memcg/debug.h"
+#include "memcg/kmalloc.h"
+#include "memcg/slab.h"
+#include "slab/kmalloc_fast.h"
 #include "memcg/group.h"
 #include "test.h"
 
@@ -289,6 +292,38 @@ static void test_dirty_limits_inherited(void)
 	}
 }
 
+/* Objects handed out by every kmalloc cache, and the large blocks' bytes
+ * (both exact at rest). */
+static size_t kmalloc_in_use(size_t *large)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < KMALLOC_CLASSES; i++) {
+		mcg_cache_stats_t st;
+		if (mcg_kmalloc_caches_[i] && !mcg_cache_stats(mcg_kmalloc_caches_[i], &st))
+			n += st.active_objs;
+	}
+	struct mcg_large_stats ls;
+	*large = mcg_kmalloc_large_stats(&ls) ? 0 : ls.in_use;
+	return n;
+}
+
+/* A create refused for a name in use gives back all it allocated. */
+static void test_refused_create_keeps_nothing(void)
+{
+	mcg_group_t *g, *dup = NULL;
+	REQUIRE(!mcg_group_create(NULL, "taken", &g));
+	CHECK_EQ(mcg_group_create(NULL, "taken", &dup), -EEXIST); /* warm */
+	size_t large_before, large_after;
+	size_t before = kmalloc_in_use(&large_before);
+	for (int i = 0; i < 32; i++)
+		CHECK_EQ(mcg_group_create(NULL, "taken", &dup), -EEXIST);
+	CHECK(dup == NULL);
+	CHECK_EQ(kmalloc_in_use(&large_after), before);
+	CHECK_EQ(large_after, large_before);
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
 int main(void)
 {
 	RUN(test_names);
@@ -298,5 +333,6 @@ int main(void)
 	RUN(test_thread_context);
 	RUN(test_create_fault);
 	RUN(test_dirty_limits_inherited);
+	RUN(test_refused_create_keeps_nothing);
 	return test_done();
 }
