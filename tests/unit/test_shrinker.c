@@ -10,8 +10,11 @@
 
 #include "group/group.h"
 #include "memcg/group.h"
+#include "memcg/kmalloc.h"
 #include "memcg/reclaim.h"
+#include "memcg/slab.h"
 #include "reclaim/shrinker.h"
+#include "slab/kmalloc_fast.h"
 #include "test.h"
 
 /* A fake shrinker: a count per call; scans record what they were asked. */
@@ -238,6 +241,36 @@ static void test_registry_errors(void)
 	CHECK_EQ(mcg_shrinker_ids_in_use(), taken);
 }
 
+/* Objects handed out by every kmalloc cache (exact at rest). */
+static size_t kmalloc_in_use(void)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < KMALLOC_CLASSES; i++) {
+		mcg_cache_stats_t st;
+		if (mcg_kmalloc_caches_[i] && !mcg_cache_stats(mcg_kmalloc_caches_[i], &st))
+			n += st.active_objs;
+	}
+	return n;
+}
+
+/* A create refused because the ids ran out gives back what it allocated. */
+static void test_refused_create_keeps_nothing(void)
+{
+	mcg_shrinker_ops_t ops = {.count_objects = f_count, .scan_objects = f_scan};
+	static mcg_shrinker_t *all[MCG_SHRINKER_MAX + 1];
+	int n = 0;
+	while (n <= MCG_SHRINKER_MAX && !mcg_shrinker_create(&ops, &all[n]))
+		n++;
+	mcg_shrinker_t *s = NULL;
+	CHECK_EQ(mcg_shrinker_create(&ops, &s), -ENOSPC); /* warm */
+	size_t before = kmalloc_in_use();
+	for (int i = 0; i < 16; i++)
+		CHECK_EQ(mcg_shrinker_create(&ops, &s), -ENOSPC);
+	CHECK_EQ(kmalloc_in_use(), before);
+	while (n > 0)
+		mcg_shrinker_destroy(all[--n]);
+}
+
 int main(void)
 {
 	RUN(test_arithmetic);
@@ -246,5 +279,6 @@ int main(void)
 	RUN(test_marks);
 	RUN(test_populated_tree);
 	RUN(test_registry_errors);
+	RUN(test_refused_create_keeps_nothing);
 	return test_done();
 }
