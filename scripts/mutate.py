@@ -475,7 +475,7 @@ def main():
                 log.write(json.dumps(r) + "\n"); log.flush()
                 print(f"[{counted + 1}/{a.n}] {r['status']:9} {m['file']}:{m['line']} [{m['op']}]"
                       f" {r.get('by', '')} {r['seconds']} s", flush=True)
-            results.append(r)
+            results.append(dict(r, line=m["line"]))  # where the line is now
             counted += r["status"] != "stillborn"
     print(f"mutate: {time.time() - t_start:.0f} s", flush=True)
     # the tree back as the sources are
