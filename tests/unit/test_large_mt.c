@@ -51,6 +51,7 @@ static unsigned char mailbox_tag[MAILBOXES];
 static pthread_mutex_t mailbox_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int stop;
 static unsigned long ops_total, reused_total, calloc_total;
+static unsigned long ops_live; /* ops so far, while the workers run */
 
 static size_t pick_size(unsigned *seed)
 {
@@ -92,6 +93,7 @@ static void *worker(void *arg)
 		struct block *s = &b[stress_rnd(&seed) % SLOTS];
 		unsigned r = stress_rnd(&seed) % 100;
 		ops++;
+		__atomic_add_fetch(&ops_live, 1, __ATOMIC_RELAXED);
 		if (!s->p) {
 			size_t size = pick_size(&seed);
 			unsigned char *p;
@@ -197,6 +199,12 @@ static void test_concurrent(void)
 	double secs = stress_seconds(1.5);
 	struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
 	nanosleep(&ts, NULL);
+	/* And at least a few hundred operations, however slow the machine
+	 * (a sanitizer, other load): up to a minute more. */
+	for (int i = 0; i < 6000 && __atomic_load_n(&ops_live, __ATOMIC_RELAXED) <= 300; i++) {
+		struct timespec tick = {0, 10000000};
+		nanosleep(&tick, NULL);
+	}
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (int t = 0; t < WORKERS; t++)
 		pthread_join(w[t], NULL);
