@@ -60,14 +60,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /* The state a failed request must leave as it was: each group's path and limits. */
 static void world_text(struct mcg_out *o, mcg_group_t *g, const char *path)
 {
-	static const char *const files[] = {"memory.min",
-	                                    "memory.low",
-	                                    "memory.high",
-	                                    "memory.max",
-	                                    "memory.dirty_ratio",
-	                                    "memory.dirty_background_ratio",
-	                                    "memory.dirty_bytes",
-	                                    "memory.dirty_background_bytes"};
+	static const char *const files[] = {"memory.min",         "memory.low",
+	                                    "memory.high",        "memory.max",
+	                                    "memory.dirty_ratio", "memory.dirty_background_ratio",
+	                                    "memory.dirty_bytes", "memory.dirty_background_bytes"};
 	mcg_out_printf(o, "%s:", path);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		char buf[64];

@@ -45,10 +45,21 @@
 static mcg_group_t *groups[3]; /* root, fz, fz/c */
 
 static const char *const files[] = {
-        "memory.current", "memory.min",          "memory.low",  "memory.high",
-        "memory.max",     "memory.reclaim",      "memory.peak", "memory.stat",
-        "memory.events",  "memory.events.local", "cgroup.stat", "memory.dirty_ratio",
-        "memory.dirty_background_ratio", "memory.dirty_bytes", "memory.dirty_background_bytes",
+        "memory.current",
+        "memory.min",
+        "memory.low",
+        "memory.high",
+        "memory.max",
+        "memory.reclaim",
+        "memory.peak",
+        "memory.stat",
+        "memory.events",
+        "memory.events.local",
+        "cgroup.stat",
+        "memory.dirty_ratio",
+        "memory.dirty_background_ratio",
+        "memory.dirty_bytes",
+        "memory.dirty_background_bytes",
 };
 #define NFILES (sizeof(files) / sizeof(files[0]))
 /* The files a write sets: the four limits (files[1..4]), then the dirty
@@ -185,7 +196,8 @@ static void check_write(mcg_group_t *g, bool is_root, const char *file, const ch
 		if (i == set && is_limit && pages >= PAGES_MAX)
 			snprintf(want, sizeof(want), "max\n");
 		else if (i == set && is_limit)
-			snprintf(want, sizeof(want), "%lld\n", (long long)pages * MCG_GROUP_PAGE_SIZE);
+			snprintf(want, sizeof(want), "%lld\n",
+			         (long long)pages * MCG_GROUP_PAGE_SIZE);
 		else if (i == set)
 			snprintf(want, sizeof(want), "%llu\n", dirty);
 		else if (i == twin)
