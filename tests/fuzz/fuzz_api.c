@@ -60,6 +60,13 @@
 #include "memcg/reclaim.h"
 #include "memcg/slab.h"
 
+/* The model's and the checker's own loops and comparisons are not the
+ * library's behaviour: no coverage feedback and no comparison tracing from
+ * them (each compare would call into libFuzzer; ASan and UBSan still check
+ * every access).  noinline: inlined into an instrumented caller, they would
+ * be instrumented. */
+#define FUZZ_CHECKER __attribute__((no_sanitize("coverage"), noinline))
+
 #define FUZZ_ASSERT(c)                                                                             \
 	do {                                                                                       \
 		if (!(c)) {                                                                        \
@@ -159,14 +166,14 @@ static void report(const mcg_report_t *r)
 }
 
 /* The record an objcg of record @r belongs to now: its nearest online ancestor. */
-static int owner_of(int r)
+FUZZ_CHECKER static int owner_of(int r)
 {
 	while (r > 0 && !w.grp[r].online)
 		r = w.grp[r].parent;
 	return r;
 }
 
-static bool in_subtree(int r, int top)
+FUZZ_CHECKER static bool in_subtree(int r, int top)
 {
 	for (; r >= 0; r = w.grp[r].parent)
 		if (r == top)
@@ -177,7 +184,7 @@ static bool in_subtree(int r, int top)
 static long div_up(long a, long b) { return (a + b - 1) / b; }
 
 /* What @top's memory.current must be (pages) with the stocks drained. */
-static long model_usage(int top)
+FUZZ_CHECKER static long model_usage(int top)
 {
 	long pages = 0;
 	for (int r = 0; r < w.ngroups; r++) {
@@ -190,7 +197,7 @@ static long model_usage(int top)
 	return pages;
 }
 
-static long read_long(mcg_group_t *g, const char *file, const char *key)
+FUZZ_CHECKER static long read_long(mcg_group_t *g, const char *file, const char *key)
 {
 	char buf[4096];
 	ssize_t n = mcg_group_read(g, file, buf, sizeof(buf));
@@ -210,7 +217,7 @@ static long read_long(mcg_group_t *g, const char *file, const char *key)
 
 static long usage_pages(mcg_group_t *g) { return read_long(g, "memory.current", NULL) / PAGE; }
 
-static void check_world(void)
+FUZZ_CHECKER static void check_world(void)
 {
 	mcg_group_drain_stocks();
 	for (int r = 0; r < w.ngroups; r++) {
@@ -262,9 +269,39 @@ static void check_world(void)
 
 static uint8_t pattern(uint32_t id, size_t i) { return (uint8_t)(id * 31 + i * 7 + 1); }
 
-static void obj_fill(struct obj *o)
+/* The pattern repeats every PERIOD bytes (7 is odd): a range is written as
+ * its first period, then copied onto itself in doubling steps, and checked
+ * as its first period against pattern() and every byte against the one a
+ * period before - each byte compared, in a few memcmp() calls. */
+#define PERIOD 256
+
+FUZZ_CHECKER static void pattern_fill(uint8_t *b, size_t from, size_t to, uint32_t id)
 {
-	uint8_t *b = o->p;
+	size_t n = to > from ? to - from : 0, first = n < PERIOD ? n : PERIOD;
+	for (size_t i = 0; i < first; i++)
+		b[from + i] = pattern(id, from + i);
+	for (size_t k = first; k < n; k *= 2)
+		memcpy(b + from + k, b + from, k < n - k ? k : n - k);
+}
+
+/* Whether b[from, to) is pattern @id. */
+FUZZ_CHECKER static bool pattern_ok(const uint8_t *b, size_t from, size_t to, uint32_t id)
+{
+	size_t n = to > from ? to - from : 0, first = n < PERIOD ? n : PERIOD;
+	for (size_t i = 0; i < first; i++)
+		if (b[from + i] != pattern(id, from + i))
+			return false;
+	return n <= PERIOD || !memcmp(b + from + PERIOD, b + from, n - PERIOD);
+}
+
+/* Whether b[0, n) is all zeros. */
+FUZZ_CHECKER static bool all_zero(const uint8_t *b, size_t n)
+{
+	return !n || (!b[0] && !memcmp(b, b + 1, n - 1));
+}
+
+FUZZ_CHECKER static void obj_fill(struct obj *o)
+{
 	size_t from = o->size >= sizeof(struct hdr) ? sizeof(struct hdr) : 0;
 	if (from) {
 		struct hdr *h = o->p;
@@ -272,25 +309,22 @@ static void obj_fill(struct obj *o)
 		h->id = o->id;
 		h->magic = 0x6d636721;
 	}
-	for (size_t i = from; i < o->size; i++)
-		b[i] = pattern(o->id, i);
+	pattern_fill(o->p, from, o->size, o->id);
 }
 
-static void obj_verify(const struct obj *o)
+FUZZ_CHECKER static void obj_verify(const struct obj *o)
 {
-	const uint8_t *b = o->p;
 	size_t from = o->size >= sizeof(struct hdr) ? sizeof(struct hdr) : 0;
 	if (from) {
 		const struct hdr *h = o->p;
 		FUZZ_ASSERT(h->id == o->id && h->magic == 0x6d636721);
 	}
-	for (size_t i = from; i < o->size; i++)
-		FUZZ_ASSERT(b[i] == pattern(o->id, i));
+	FUZZ_ASSERT(pattern_ok(o->p, from, o->size, o->id));
 }
 
 /* Record a new object: it overlaps no live one; count its charge. */
-static void obj_add(void *p, size_t size, size_t usable, int cache, int origin, enum kind kind,
-                    long units)
+FUZZ_CHECKER static void obj_add(void *p, size_t size, size_t usable, int cache, int origin,
+                                 enum kind kind, long units)
 {
 	FUZZ_ASSERT(w.nobj < MAX_OBJS);
 	for (int i = 0; i < w.nobj; i++) {
@@ -306,7 +340,7 @@ static void obj_add(void *p, size_t size, size_t usable, int cache, int origin, 
 }
 
 /* Forget object @i (its memory already freed or about to be). */
-static void obj_forget(int i)
+FUZZ_CHECKER static void obj_forget(int i)
 {
 	struct obj *o = &w.obj[i];
 	if (o->origin >= 0)
@@ -324,7 +358,7 @@ static void obj_release(int i)
 		mcg_free(o->p);
 }
 
-static int obj_find(const void *p)
+FUZZ_CHECKER static int obj_find(const void *p)
 {
 	for (int i = 0; i < w.nobj; i++)
 		if (w.obj[i].p == p)
@@ -618,8 +652,7 @@ static void op_alloc(struct in *in)
 		if (!p && !size)
 			return; /* malloc(0) may return NULL */
 		if (p && (how & 0x20))
-			for (size_t i = 0; i < size; i++)
-				FUZZ_ASSERT(((uint8_t *)p)[i] == 0);
+			FUZZ_ASSERT(all_zero(p, size));
 		usable = p ? mcg_malloc_usable_size(p) : 0;
 		FUZZ_ASSERT(!p || usable >= size);
 		units = size > MCG_KMALLOC_MAX_CACHE_SIZE ? (long)usable / 2 : (long)usable / 2 + 1;
@@ -669,8 +702,8 @@ static void op_realloc(struct in *in)
 	}
 	struct obj old = *o;
 	size_t keep = old.size < size ? old.size : size;
-	for (size_t b = old.size >= sizeof(struct hdr) ? sizeof(struct hdr) : 0; b < keep; b++)
-		FUZZ_ASSERT(((uint8_t *)p)[b] == pattern(old.id, b));
+	FUZZ_ASSERT(pattern_ok(p, old.size >= sizeof(struct hdr) ? sizeof(struct hdr) : 0, keep,
+	                       old.id));
 	obj_forget(k);
 	size_t usable = mcg_malloc_usable_size(p);
 	obj_add(p, size, usable, -1, old.origin, UNRECL, (long)usable / 2 + 1);

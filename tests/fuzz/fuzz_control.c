@@ -10,7 +10,8 @@
  *    value 0; or one line "error NAME text\n" with no other newline, NAME
  *    an errno name in capitals, and the return value negative;
  *  - on an error nothing changed: the same groups (paths) with the same
- *    limits as before the request;
+ *    limits (memory.min/low/high/max and the memory.dirty_* files) as
+ *    before the request;
  *  - the world is put back after each input: groups the request created
  *    are removed, limits it wrote are reset.
  * The world: "/fz" with children "a" and "b c" (a space, percent-encoded
@@ -59,8 +60,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /* The state a failed request must leave as it was: each group's path and limits. */
 static void world_text(struct mcg_out *o, mcg_group_t *g, const char *path)
 {
-	static const char *const files[] = {"memory.min", "memory.low", "memory.high",
-	                                    "memory.max"};
+	static const char *const files[] = {"memory.min",         "memory.low",
+	                                    "memory.high",        "memory.max",
+	                                    "memory.dirty_ratio", "memory.dirty_background_ratio",
+	                                    "memory.dirty_bytes", "memory.dirty_background_bytes"};
 	mcg_out_printf(o, "%s:", path);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		char buf[64];

@@ -8,8 +8,11 @@
  * value is arbitrary bytes, embedded NULs included (the C string ends at the
  * first).  Every write is checked against a parser written here from the
  * documented grammar (bytes with an optional K/M/G/T suffix, or "max";
- * trailing whitespace tolerated; rounded down to pages): the return value,
- * the value read back, and that a rejected write changed no file.  Every
+ * trailing whitespace tolerated; rounded down to pages for the limits;
+ * memory.dirty_*: a percentage 0-100 without suffix, or a byte count, at
+ * least two pages for dirty_bytes, never "max"; writing one zeroes its twin
+ * ratio or byte count): the return value, the value read back, and that a
+ * rejected write changed no file.  Every
  * read is checked for snprintf semantics at the given buffer length, and
  * against a full read.
  *
@@ -42,12 +45,33 @@
 static mcg_group_t *groups[3]; /* root, fz, fz/c */
 
 static const char *const files[] = {
-        "memory.current", "memory.min",          "memory.low",  "memory.high",
-        "memory.max",     "memory.reclaim",      "memory.peak", "memory.stat",
-        "memory.events",  "memory.events.local", "cgroup.stat",
+        "memory.current",
+        "memory.min",
+        "memory.low",
+        "memory.high",
+        "memory.max",
+        "memory.reclaim",
+        "memory.peak",
+        "memory.stat",
+        "memory.events",
+        "memory.events.local",
+        "cgroup.stat",
+        "memory.dirty_ratio",
+        "memory.dirty_background_ratio",
+        "memory.dirty_bytes",
+        "memory.dirty_background_bytes",
 };
 #define NFILES (sizeof(files) / sizeof(files[0]))
-static const char *const limits[] = {"memory.min", "memory.low", "memory.high", "memory.max"};
+/* The files a write sets: the four limits (files[1..4]), then the dirty
+ * limits (files[11..14]: ratio, background ratio, bytes, background bytes). */
+#define NSET 8
+static const char *const limits[NSET] = {
+        "memory.min",         "memory.low",
+        "memory.high",        "memory.max",
+        "memory.dirty_ratio", "memory.dirty_background_ratio",
+        "memory.dirty_bytes", "memory.dirty_background_bytes",
+};
+#define DIRTY0 11 /* files[] index of memory.dirty_ratio */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -64,16 +88,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* The documented grammar, parsed independently: 0 and *pages, or -EINVAL. */
-static int ref_parse(const char *s, long *pages)
+/* The documented grammar, parsed independently: 0 and *bytes (*is_max for
+ * "max"), *digits_only when no suffix follows the number; or -EINVAL. */
+static int ref_bytes(const char *s, unsigned long long *bytes, bool *is_max, bool *digits_only)
 {
 	size_t n = strlen(s);
 	while (n && strchr("\n \t\r", s[n - 1]))
 		n--;
-	if (n == 3 && !strncmp(s, "max", 3)) {
-		*pages = PAGES_MAX;
+	*is_max = n == 3 && !strncmp(s, "max", 3);
+	*digits_only = false;
+	if (*is_max)
 		return 0;
-	}
 	size_t digits = strspn(s, "0123456789");
 	if (digits == 0 || digits > n)
 		return -EINVAL;
@@ -93,9 +118,37 @@ static int ref_parse(const char *s, long *pages)
 	}
 	if (__builtin_mul_overflow(v, mul, &v))
 		return -EINVAL;
+	*bytes = v;
+	*digits_only = digits == n;
+	return 0;
+}
+
+/* A limit: 0 and *pages (rounded down; PAGES_MAX for "max" and above), or -EINVAL. */
+static int ref_parse(const char *s, long *pages)
+{
+	unsigned long long v = 0;
+	bool is_max, digits_only;
+	if (ref_bytes(s, &v, &is_max, &digits_only))
+		return -EINVAL;
+	if (is_max) {
+		*pages = PAGES_MAX;
+		return 0;
+	}
 	v /= MCG_GROUP_PAGE_SIZE;
 	*pages = v >= (unsigned long long)PAGES_MAX ? PAGES_MAX : (long)v;
 	return 0;
+}
+
+/* A dirty limit (files[DIRTY0 + d]): 0 and the value it reads back, or -EINVAL. */
+static int ref_dirty(int d, const char *s, unsigned long long *value)
+{
+	bool is_max, digits_only;
+	if (ref_bytes(s, value, &is_max, &digits_only) || is_max)
+		return -EINVAL;
+	if (d < 2) /* a percentage */
+		return digits_only && *value <= 100 ? 0 : -EINVAL;
+	unsigned long long least = d == 2 ? 2ull * MCG_GROUP_PAGE_SIZE : 1;
+	return *value >= least && *value <= (unsigned long long)LONG_MAX ? 0 : -EINVAL;
 }
 
 static void read_full(mcg_group_t *g, const char *file, char *buf, size_t len)
@@ -106,8 +159,8 @@ static void read_full(mcg_group_t *g, const char *file, char *buf, size_t len)
 
 static void check_write(mcg_group_t *g, bool is_root, const char *file, const char *value)
 {
-	char before[4][64], after[64];
-	for (int i = 0; i < 4; i++)
+	char before[NSET][64], after[64];
+	for (int i = 0; i < NSET; i++)
 		read_full(g, limits[i], before[i], sizeof(before[i]));
 
 	int ret = mcg_group_write(g, file, value);
@@ -116,14 +169,15 @@ static void check_write(mcg_group_t *g, bool is_root, const char *file, const ch
 	for (size_t i = 0; i < NFILES; i++)
 		if (!strcmp(file, files[i]))
 			idx = (int)i;
-	bool is_limit = idx >= 1 && idx <= 4, is_reclaim = idx == 5;
+	bool is_limit = idx >= 1 && idx <= 4, is_reclaim = idx == 5, is_dirty = idx >= DIRTY0;
 	long pages = 0;
-	int parsed = ref_parse(value, &pages);
+	unsigned long long dirty = 0;
+	int parsed = is_dirty ? ref_dirty(idx - DIRTY0, value, &dirty) : ref_parse(value, &pages);
 	if (idx < 0)
 		FUZZ_ASSERT(ret == -ENOENT);
-	else if (!is_limit && !is_reclaim)
+	else if (!is_limit && !is_reclaim && !is_dirty)
 		FUZZ_ASSERT(ret == -EACCES);
-	else if (is_limit && is_root)
+	else if ((is_limit || is_dirty) && is_root)
 		FUZZ_ASSERT(ret == -EINVAL);
 	else if (parsed)
 		FUZZ_ASSERT(ret == -EINVAL);
@@ -133,18 +187,26 @@ static void check_write(mcg_group_t *g, bool is_root, const char *file, const ch
 	else
 		FUZZ_ASSERT(ret == 0);
 
-	for (int i = 0; i < 4; i++) {
+	/* the file written (limits[set]) and, for a dirty limit, its twin */
+	int set = ret ? -1 : is_limit ? idx - 1 : is_dirty ? 4 + idx - DIRTY0 : -1;
+	int twin = set >= 4 ? 4 + (set - 4 + 2) % 4 : -1;
+	for (int i = 0; i < NSET; i++) {
 		read_full(g, limits[i], after, sizeof(after));
-		if (ret == 0 && is_limit && idx - 1 == i) {
-			char want[64];
-			if (pages >= PAGES_MAX)
-				snprintf(want, sizeof(want), "max\n");
-			else
-				snprintf(want, sizeof(want), "%lld\n",
-				         (long long)pages * MCG_GROUP_PAGE_SIZE);
+		char want[64];
+		if (i == set && is_limit && pages >= PAGES_MAX)
+			snprintf(want, sizeof(want), "max\n");
+		else if (i == set && is_limit)
+			snprintf(want, sizeof(want), "%lld\n",
+			         (long long)pages * MCG_GROUP_PAGE_SIZE);
+		else if (i == set)
+			snprintf(want, sizeof(want), "%llu\n", dirty);
+		else if (i == twin)
+			snprintf(want, sizeof(want), "0\n");
+		else
+			snprintf(want, sizeof(want), "%s", before[i]);
+		if (strcmp(after, want)) {
+			fprintf(stderr, "%s: \"%s\", want \"%s\"\n", limits[i], after, want);
 			FUZZ_ASSERT(!strcmp(after, want));
-		} else {
-			FUZZ_ASSERT(!strcmp(after, before[i]));
 		}
 	}
 }
