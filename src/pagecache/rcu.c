@@ -8,6 +8,10 @@
  * the list is as long as the most threads that read at once.  A scan for
  * the oldest open section reads every slot.
  *
+ * Fork: the child's one thread is in no section (sections do not span
+ * calls), so its handler frees every other slot and re-initialises the
+ * lock, as the flushers' does.
+ *
  * Locks: rcu_lock (MCG_RANK_LEAF) guards the slot list's changes and the
  * pending lists; objects are freed after it is dropped.
  */
@@ -41,11 +45,22 @@ static void thread_exit(void *arg)
 	mcg_unlock(&rcu_lock);
 }
 
+/* A forked child has one thread, in no section: every other slot is free. */
+static void rcu_atfork_child(void)
+{
+	mcg_lock_init(&rcu_lock, MCG_RANK_LEAF);
+	for (struct mcg_rcu_reader *r = readers; r; r = r->next) {
+		r->epoch = 0;
+		r->free = r != mcg_rcu_self_;
+	}
+}
+
 static void rcu_init_once(void)
 {
 	mcg_lock_init(&rcu_lock, MCG_RANK_LEAF);
 	if (pthread_key_create(&exit_key, thread_exit))
 		mcg_die("pagecache: no TLS key for the read sections");
+	pthread_atfork(NULL, NULL, rcu_atfork_child);
 }
 
 bool mcg_rcu_register_(void)
