@@ -10,22 +10,30 @@
  *   redis      redis-server --maxmemory 2M --maxmemory-policy allkeys-lru,
  *              the tenants as databases 0 and 1
  *
- * Each variant runs in a fresh server for each of two phases:
- *  1. throughput: two redis-benchmark processes at once, one per tenant,
- *     SET then GET, -P 16, 256 B values, random keys over a key space
- *     twice what fits (so SETs evict and GETs miss about half the time):
- *     requests/s of both together (all requests over the wall time from
- *     starting both to the end of the later one - not the sum of each
- *     client's own rate, which overstates a variant that serves the two
- *     unequally: one client done early, the other then alone), p50 (mean
- *     of the two) and p99 (the larger) latency;
- *  2. isolation: the quiet tenant's hot set (half of M) is written, then
- *     the noisy tenant SETs ten times M (-P 16, 4 connections) while the
- *     quiet one reads its hot set (no pipelining, 2 connections) until the
- *     noisy one is done: the quiet tenant's hit ratio (INFO's
- *     keyspace_hits/misses: the noisy tenant only writes).
+ * Two phases:
+ *  1. throughput: the three servers started together and each warmed by one
+ *     pass of what follows (so every tenant is full and SETs evict), then
+ *     repetitions interleaved variant by variant, the order rotating
+ *     (tenants SET, GET, one-group SET, GET, redis SET, GET; one-group ...):
+ *     two redis-benchmark processes at once, one per tenant, SET then GET,
+ *     -P 16, 256 B values, random keys over a key space twice what fits (so
+ *     SETs evict and GETs miss about half the time): requests/s of both
+ *     together (all requests over the wall time from starting both to the
+ *     end of the later one - not the sum of each client's own rate, which
+ *     overstates a variant that serves the two unequally: one client done
+ *     early, the other then alone), p50 (mean of the two) and p99 (the
+ *     larger) latency.  Each measurement lasts about a second and the
+ *     variants alternate, so a slow spell of this shared machine falls on
+ *     all of them alike; ratios pair repetition r with repetition r;
+ *  2. isolation, in a fresh server per variant and round: the quiet
+ *     tenant's hot set (half of M) is written, then the noisy tenant SETs
+ *     ten times M (-P 16, 4 connections) while the quiet one reads its hot
+ *     set (no pipelining, 2 connections) until the noisy one is done: the
+ *     quiet tenant's hit ratio (INFO's keyspace_hits/misses: the noisy
+ *     tenant only writes).
  * RSS: the server's, at the end of phase 1 (both tenants full) and every
- * 100 ms of phase 2; the peak against the sum of the limits.
+ * 100 ms of phase 2; the peak against the sum of the limits.  --runs N:
+ * N rounds of phase 2 and 3N repetitions of phase 1.
  *
  * Targets (medians over rounds, ratios round by round; stats.h verdicts):
  *   tenants throughput >= 0.95 x one-group, SET and GET;
@@ -54,7 +62,7 @@
 #define MIB (1024.0 * 1024.0)
 /* Bytes an entry of a 16-byte key and a 256 B value takes: for sizing only. */
 #define ENTRY_BYTES 386.0
-#define MAX_RUNS 64
+#define MAX_REPS 64
 
 enum { V_TENANTS, V_ONE, V_REDIS, NV };
 static const char *const vnames[NV] = {"tenants", "one-group", "redis"};
@@ -67,13 +75,16 @@ struct sizes {
 	long flood;    /* phase 2: noisy's SETs */
 };
 
-struct round {
+/* One repetition of phase 1 for one variant. */
+struct tput {
 	double set_rps, get_rps, set_p50, set_p99, get_p50, get_p99;
 	double set_cpu, get_cpu; /* the server's CPU ns per request */
+};
+
+/* One round of phase 2 for one variant. */
+struct iso {
 	double hit_ratio, quiet_reads;
-	double rss_full; /* after phase 1: every tenant at its limit */
-	double rss_peak; /* the larger of rss_full and phase 2's samples */
-	bool ok;
+	double rss_peak; /* the larger of phase 1's end and phase 2's samples */
 };
 
 static char bench_bin[4096];
@@ -138,18 +149,45 @@ static bool two_benchmarks(pid_t pid_server, int port, const char *test, double 
 	return ok;
 }
 
-static bool phase_throughput(int v, struct round *res)
+/* Variant @v's SET and GET measurement in server @s. */
+static bool measure(const struct kvc_server *s, struct tput *t)
 {
-	struct kvc_server s;
-	if (start(v, &s))
-		return false;
-	bool ok = two_benchmarks(s.pid, s.port, "set", &res->set_rps, &res->set_p50, &res->set_p99,
-	                         &res->set_cpu) &&
-	          two_benchmarks(s.pid, s.port, "get", &res->get_rps, &res->get_p50, &res->get_p99,
-	                         &res->get_cpu);
-	/* Both tenants are full now (the key space is twice their limits). */
-	res->rss_full = kvc_rss_kib(s.pid) * 1024.0;
-	ok = kvc_stop(&s) == 0 && ok;
+	return two_benchmarks(s->pid, s->port, "set", &t->set_rps, &t->set_p50, &t->set_p99,
+	                      &t->set_cpu) &&
+	       two_benchmarks(s->pid, s->port, "get", &t->get_rps, &t->get_p50, &t->get_p99,
+	                      &t->get_cpu);
+}
+
+/* Phase 1 for the variants in @have: @reps repetitions into t[v][r]; each
+   server's RSS at the end (every tenant full) into @rss_full. */
+static bool phase_throughput(const bool have[NV], int reps, struct tput t[NV][MAX_REPS],
+                             double rss_full[NV])
+{
+	struct kvc_server s[NV];
+	bool up[NV] = {false}, ok = true;
+	for (int v = 0; v < NV && ok; v++)
+		if (have[v])
+			ok = (up[v] = start(v, &s[v]) == 0);
+	for (int v = 0; v < NV && ok; v++) { /* the warm-up pass: not counted */
+		struct tput warm;
+		if (up[v]) {
+			bench_progress("throughput: warming %s", vnames[v]);
+			ok = measure(&s[v], &warm);
+		}
+	}
+	for (int r = 0; r < reps && ok; r++)
+		for (int k = 0; k < NV && ok; k++) { /* the order rotates */
+			int v = (r + k) % NV;
+			if (up[v]) {
+				bench_progress("throughput %d/%d: %s", r + 1, reps, vnames[v]);
+				ok = measure(&s[v], &t[v][r]);
+			}
+		}
+	for (int v = 0; v < NV; v++)
+		if (up[v]) {
+			rss_full[v] = kvc_rss_kib(s[v].pid) * 1024.0;
+			ok = kvc_stop(&s[v]) == 0 && ok;
+		}
 	return ok;
 }
 
@@ -161,7 +199,7 @@ static double stat_of(int port, const char *field)
 	return v;
 }
 
-static bool phase_isolation(int v, struct round *res)
+static bool phase_isolation(int v, double rss_full, struct iso *res)
 {
 	struct kvc_server s;
 	if (start(v, &s))
@@ -178,7 +216,7 @@ static bool phase_isolation(int v, struct round *res)
 	                 "-r",      "1000000000", "-n", flood,     "-d", "256", "-P",
 	                 "16",      "-c",         "4",  "-q",      NULL};
 	pid_t pq = kvc_spawn(quiet, NULL, NULL), pn = kvc_spawn(noisy, NULL, NULL);
-	res->rss_peak = res->rss_full;
+	res->rss_peak = rss_full;
 	struct timespec tick = {0, 100000000};
 	int status = -1;
 	for (int waited = 0; waited < 3000; waited++) { /* 300 s at most */
@@ -204,20 +242,22 @@ static bool phase_isolation(int v, struct round *res)
 	return ok;
 }
 
-static double med(struct round *r, int n, size_t off)
+/* The median of field @off over @n records of @size bytes at @base. */
+static double med(const void *base, size_t size, int n, size_t off)
 {
-	double v[MAX_RUNS];
+	double v[MAX_REPS];
 	for (int i = 0; i < n; i++)
-		v[i] = *(double *)((char *)&r[i] + off);
+		v[i] = *(const double *)((const char *)base + (size_t)i * size + off);
 	return bench_median(v, n);
 }
 
-static double ratio_med(struct round *a, struct round *b, int n, size_t off)
+/* The median of record i's field @off in @a over record i's in @b. */
+static double ratio_med(const void *a, const void *b, size_t size, int n, size_t off)
 {
-	double x[MAX_RUNS], y[MAX_RUNS];
+	double x[MAX_REPS], y[MAX_REPS];
 	for (int i = 0; i < n; i++) {
-		x[i] = *(double *)((char *)&a[i] + off);
-		y[i] = *(double *)((char *)&b[i] + off);
+		x[i] = *(const double *)((const char *)a + (size_t)i * size + off);
+		y[i] = *(const double *)((const char *)b + (size_t)i * size + off);
 	}
 	return bench_ratio_median(x, y, n);
 }
@@ -254,7 +294,8 @@ int bench_kvcache_main(int argc, char **argv)
 		return 77;
 	}
 	bool have_redis = kvc_find("redis-server", tmp, sizeof(tmp)) != NULL;
-	int runs = o.runs > MAX_RUNS ? MAX_RUNS : o.runs;
+	int runs = o.runs > MAX_REPS ? MAX_REPS : o.runs;
+	int reps = o.smoke ? 1 : (3 * o.runs > MAX_REPS ? MAX_REPS : 3 * o.runs);
 	sz = o.smoke ? (struct sizes){.mib = 4, .requests = 4000, .hot = 4000}
 	             : (struct sizes){.mib = 32, .requests = 200000, .hot = 0};
 	sz.keyspace = (long)(2 * sz.mib * MIB / ENTRY_BYTES);
@@ -262,46 +303,51 @@ int bench_kvcache_main(int argc, char **argv)
 		sz.hot = (long)(sz.mib * MIB / 2 / ENTRY_BYTES);
 	sz.flood = (long)(10 * sz.mib * MIB / ENTRY_BYTES);
 	if (!o.json)
-		printf("memcg bench kvcache: 2 tenants of max %ldM (redis: maxmemory %ldM), %d "
-		       "round(s)\n  throughput: 2 x redis-benchmark -P 16 -c 4 -d 256 -r %ld -n "
-		       "%ld\n"
-		       "  isolation: quiet hot set %ld keys, noisy %ld SETs (10 x its max)\n\n",
-		       sz.mib, 2 * sz.mib, runs, sz.keyspace, sz.requests, sz.hot, sz.flood);
+		printf("memcg bench kvcache: 2 tenants of max %ldM (redis: maxmemory %ldM)\n"
+		       "  throughput: %d repetitions, 2 x redis-benchmark -P 16 -c 4 -d 256 -r %ld "
+		       "-n %ld\n"
+		       "  isolation: %d round(s), quiet hot set %ld keys, noisy %ld SETs (10 x its "
+		       "max)\n\n",
+		       sz.mib, 2 * sz.mib, reps, sz.keyspace, sz.requests, runs, sz.hot, sz.flood);
 
-	static struct round res[NV][MAX_RUNS];
-	for (int r = 0; r < runs; r++) {
-		/* The order rotates from round to round: none always runs first. */
-		for (int k = 0; k < NV; k++) {
+	bool have[NV] = {true, true, have_redis};
+	static struct tput t[NV][MAX_REPS];
+	static struct iso iso[NV][MAX_REPS];
+	double rss_full[NV] = {0};
+	if (!phase_throughput(have, reps, t, rss_full)) {
+		fprintf(stderr, "memcg bench kvcache: the throughput phase failed\n");
+		return 1;
+	}
+	for (int r = 0; r < runs; r++)
+		for (int k = 0; k < NV; k++) { /* the order rotates */
 			int v = (r + k) % NV;
-			if (v == V_REDIS && !have_redis)
+			if (!have[v])
 				continue;
-			bench_progress("round %d/%d: %s", r + 1, runs, vnames[v]);
-			struct round *x = &res[v][r];
-			x->ok = phase_throughput(v, x) && phase_isolation(v, x);
-			if (!x->ok) {
+			bench_progress("isolation %d/%d: %s", r + 1, runs, vnames[v]);
+			if (!phase_isolation(v, rss_full[v], &iso[v][r])) {
 				fprintf(stderr, "memcg bench kvcache: %s failed in round %d\n",
 				        vnames[v], r + 1);
 				return 1;
 			}
 		}
-	}
 
 	if (!o.json)
 		printf("%-10s %10s %8s %8s %7s %10s %8s %8s %7s %10s %10s\n", "variant", "SET rps",
 		       "p50 ms", "p99 ms", "cpu us", "GET rps", "p50 ms", "p99 ms", "cpu us",
 		       "quiet hit", "RSS peak");
+#define T(v, f) med(t[v], sizeof(struct tput), reps, offsetof(struct tput, f))
+#define I(v, f) med(iso[v], sizeof(struct iso), runs, offsetof(struct iso, f))
+#define TR(f) ratio_med(t[V_TENANTS], t[V_ONE], sizeof(struct tput), reps, offsetof(struct tput, f))
 	for (int v = 0; v < NV; v++) {
-		if (v == V_REDIS && !have_redis)
+		if (!have[v])
 			continue;
-		struct round *x = res[v];
-#define M(f) med(x, runs, offsetof(struct round, f))
 		if (o.json) {
 			static const char *const f[] = {
 			        "set_rps",    "get_rps",    "set_p99_ms",      "get_p99_ms",
 			        "set_cpu_us", "get_cpu_us", "quiet_hit_ratio", "rss_peak_mib"};
-			double val[] = {M(set_rps),   M(get_rps),       M(set_p99),
-			                M(get_p99),   M(set_cpu) / 1e3, M(get_cpu) / 1e3,
-			                M(hit_ratio), M(rss_peak) / MIB};
+			double val[] = {T(v, set_rps),   T(v, get_rps),       T(v, set_p99),
+			                T(v, get_p99),   T(v, set_cpu) / 1e3, T(v, get_cpu) / 1e3,
+			                I(v, hit_ratio), I(v, rss_peak) / MIB};
 			for (int i = 0; i < 8; i++) {
 				char extra[64];
 				snprintf(extra, sizeof(extra), "\"metric\":\"%s\"", f[i]);
@@ -310,39 +356,34 @@ int bench_kvcache_main(int argc, char **argv)
 		} else {
 			printf("%-10s %10.0f %8.3f %8.3f %7.2f %10.0f %8.3f %8.3f %7.2f %10.4f "
 			       "%9.1fM\n",
-			       vnames[v], M(set_rps), M(set_p50), M(set_p99), M(set_cpu) / 1e3,
-			       M(get_rps), M(get_p50), M(get_p99), M(get_cpu) / 1e3, M(hit_ratio),
-			       M(rss_peak) / MIB);
+			       vnames[v], T(v, set_rps), T(v, set_p50), T(v, set_p99),
+			       T(v, set_cpu) / 1e3, T(v, get_rps), T(v, get_p50), T(v, get_p99),
+			       T(v, get_cpu) / 1e3, I(v, hit_ratio), I(v, rss_peak) / MIB);
 		}
-#undef M
 	}
 	if (!o.json)
-		printf("\nTargets (medians; ratios round by round):\n");
+		printf("\nTargets (medians; ratios repetition by repetition):\n");
 	double limits = 2 * sz.mib * MIB;
-	verdict(&o, "set_vs_one_group",
-	        ratio_med(res[V_TENANTS], res[V_ONE], runs, offsetof(struct round, set_rps)), 0.95,
-	        true, "tenants SET throughput / one-group");
-	verdict(&o, "get_vs_one_group",
-	        ratio_med(res[V_TENANTS], res[V_ONE], runs, offsetof(struct round, get_rps)), 0.95,
-	        true, "tenants GET throughput / one-group");
-	verdict(&o, "quiet_hit_ratio", med(res[V_TENANTS], runs, offsetof(struct round, hit_ratio)),
-	        0.95, true, "quiet tenant's hit ratio with tenants");
-	verdict(&o, "rss_vs_limits",
-	        med(res[V_TENANTS], runs, offsetof(struct round, rss_peak)) / limits, 1.10, false,
+	verdict(&o, "set_vs_one_group", TR(set_rps), 0.95, true,
+	        "tenants SET throughput / one-group");
+	verdict(&o, "get_vs_one_group", TR(get_rps), 0.95, true,
+	        "tenants GET throughput / one-group");
+	verdict(&o, "quiet_hit_ratio", I(V_TENANTS, hit_ratio), 0.95, true,
+	        "quiet tenant's hit ratio with tenants");
+	verdict(&o, "rss_vs_limits", I(V_TENANTS, rss_peak) / limits, 1.10, false,
 	        "tenants RSS peak / sum of limits");
 	if (!o.json) {
-		double one = med(res[V_ONE], runs, offsetof(struct round, hit_ratio));
-		printf("  quiet tenant's hit ratio: one-group %.4f", one);
+		printf("  quiet tenant's hit ratio: one-group %.4f", I(V_ONE, hit_ratio));
 		if (have_redis)
-			printf(", redis %.4f",
-			       med(res[V_REDIS], runs, offsetof(struct round, hit_ratio)));
+			printf(", redis %.4f", I(V_REDIS, hit_ratio));
 		printf(" (global LRUs)\n");
 		printf("  the server's CPU per request, tenants / one-group (for information): "
 		       "SET %.3f, GET %.3f\n",
-		       ratio_med(res[V_TENANTS], res[V_ONE], runs, offsetof(struct round, set_cpu)),
-		       ratio_med(res[V_TENANTS], res[V_ONE], runs,
-		                 offsetof(struct round, get_cpu)));
+		       TR(set_cpu), TR(get_cpu));
 		printf("  %d of %d targets met\n", judged - missed, judged);
 	}
+#undef T
+#undef I
+#undef TR
 	return 0;
 }

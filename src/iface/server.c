@@ -79,7 +79,7 @@ struct client {
 	size_t in_len;      /* bytes in `in` */
 	size_t out_done;    /* bytes of `out` written */
 	struct mcg_out out; /* the reply being written (empty: none) */
-	char in[MCG_CONTROL_LINE_MAX];
+	char *in;           /* MCG_CONTROL_LINE_MAX bytes of the request buffers */
 };
 
 static struct {
@@ -91,7 +91,11 @@ static struct {
 	pid_t pid;     /* the process that started it */
 	int listen_fd, wake_fd;
 	char path[MCG_SOCK_PATH_MAX + 1];
-	struct client *clients; /* MAX_CLIENTS slots, mapped once */
+	/* MAX_CLIENTS slots and their request buffers, mapped once, apart:
+	 * the poll loop reads every slot, and a buffer's pages are touched
+	 * (become resident) only once a client uses it. */
+	struct client *clients;
+	char *inbufs;
 } srv = {.table_lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1, .wake_fd = -1};
 
 static pthread_once_t srv_once = PTHREAD_ONCE_INIT;
@@ -109,6 +113,7 @@ static void fork_child(void)
 			if (srv.clients[i].fd >= 0)
 				close(srv.clients[i].fd);
 			srv.clients[i].fd = -1;
+			srv.clients[i].in = srv.inbufs + (size_t)i * MCG_CONTROL_LINE_MAX;
 			mcg_out_init(&srv.clients[i].out); /* forgotten, see the banner */
 		}
 		if (srv.listen_fd >= 0)
@@ -231,7 +236,7 @@ static void answer_next(struct client *c)
 		size_t line_len;
 		if (nl) {
 			line_len = (size_t)(nl - c->in);
-		} else if (c->in_len == sizeof(c->in)) {
+		} else if (c->in_len == MCG_CONTROL_LINE_MAX) {
 			/* Full, no newline: too long.  Say so once, skip to its end. */
 			if (!c->discarding)
 				mcg_control_error(&c->out, -E2BIG, "a request is at most %d bytes",
@@ -285,7 +290,7 @@ static bool client_io(struct client *c, short revents, uint64_t now)
 	}
 	if (!(revents & (POLLIN | POLLERR | POLLHUP)))
 		return true;
-	ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
+	ssize_t n = recv(c->fd, c->in + c->in_len, MCG_CONTROL_LINE_MAX - c->in_len, MSG_DONTWAIT);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR;
 	if (n == 0)
@@ -410,12 +415,13 @@ mcg_public int mcg_control_start(const char *path)
 	}
 	if (!err && strlen(path) > MCG_SOCK_PATH_MAX)
 		err = -ENAMETOOLONG;
-	if (!err && !srv.clients) {
+	if (!err && !srv.clients)
 		srv.clients =
 		        mcg_os_map(MCG_ALIGN_UP(sizeof(struct client) * MAX_CLIENTS, 4096), 4096);
-		if (!srv.clients)
-			err = -ENOMEM;
-	}
+	if (!err && !srv.inbufs)
+		srv.inbufs = mcg_os_map((size_t)MCG_CONTROL_LINE_MAX * MAX_CLIENTS, 4096);
+	if (!err && (!srv.clients || !srv.inbufs))
+		err = -ENOMEM; /* what was mapped stays, for the next start */
 	int lfd = -1, wfd = -1;
 	if (!err) {
 		wfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -432,6 +438,7 @@ mcg_public int mcg_control_start(const char *path)
 	if (!err) {
 		for (int i = 0; i < MAX_CLIENTS; i++) {
 			srv.clients[i].fd = -1;
+			srv.clients[i].in = srv.inbufs + (size_t)i * MCG_CONTROL_LINE_MAX;
 			mcg_out_init(&srv.clients[i].out);
 		}
 		pthread_mutex_lock(&srv.table_lock);

@@ -305,13 +305,17 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	size_t off_nodes = MCG_ALIGN_UP(sizeof(struct mcg_cache), 64);
 	size_t off_pcpu =
 	        MCG_ALIGN_UP(off_nodes + nnodes * sizeof(struct mcg_cache_node), MCG_PCPU_STRIDE);
-	size_t off_slots = off_pcpu + (size_t)ncpu * MCG_PCPU_STRIDE;
+	size_t head = off_pcpu + (size_t)ncpu * MCG_PCPU_STRIDE;
 	/* Each CPU's slots follow a NULL slot of their own: the push compares
 	 * the object with slots[cur - 1] without testing cur for 0. */
-	size_t total =
-	        MCG_ALIGN_UP(off_slots + (size_t)ncpu * (cap + 1) * sizeof(void *), MCG_PAGE_SIZE);
-	char *mem = mcg_os_map(total, MCG_PAGE_SIZE);
+	size_t slot_bytes = MCG_ALIGN_UP((size_t)ncpu * (cap + 1) * sizeof(void *), MCG_PAGE_SIZE);
+	void **slots = mcg_os_map(slot_bytes, MCG_PAGE_SIZE);
+	mcg_lock(&mcg_cache_list_lock);
+	char *mem = slots ? mcg_cache_head_alloc(head) : NULL;
+	mcg_unlock(&mcg_cache_list_lock);
 	if (!mem) {
+		if (slots)
+			mcg_os_unmap(slots, slot_bytes);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -334,8 +338,8 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	c->align = align;
 	c->redzone = redzone;
 	c->ctor = ctor;
-	c->slot_mem = (void **)(mem + off_slots);
-	c->meta_bytes = total;
+	c->slot_mem = slots;
+	c->slot_bytes = slot_bytes;
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->nr_nodes = nnodes;
 	c->nodes = (struct mcg_cache_node *)(mem + off_nodes);
@@ -421,7 +425,10 @@ mcg_public int mcg_cache_destroy(mcg_cache_t *c)
 	unsigned ncpu = mcg_os_nr_cpus();
 	for (unsigned cpu = 0; cpu < ncpu; cpu++)
 		mcg_lock_destroy(&mcg_pcpu_stack_of(c->pcpu, cpu)->lock);
-	mcg_os_unmap(c, c->meta_bytes);
+	mcg_os_unmap(c->slot_mem, c->slot_bytes);
+	mcg_lock(&mcg_cache_list_lock);
+	mcg_cache_head_free(c);
+	mcg_unlock(&mcg_cache_list_lock);
 	return 0;
 }
 

@@ -141,13 +141,21 @@ struct mcg_cache {
 	mcg_ctor_t ctor;
 	struct mcg_list link; /* global cache list */
 	void **slot_mem;      /* all CPUs' slot arrays, one mapping */
-	size_t meta_bytes;    /* bytes mapped for this cache's metadata */
+	size_t slot_bytes;    /* bytes mapped at slot_mem */
 	char name[MCG_CACHE_NAME_MAX];
 	unsigned idle_steps; /* aging steps in a row with no busy array (0..2; relaxed) */
 	size_t purged_pages; /* pages of its slabs purged and not handed out since (atomic) */
 	unsigned nr_nodes;
 	struct mcg_cache_node *nodes; /* nr_nodes entries */
 };
+
+/* ---- cache_head.c: heads (the cache, its nodes, its per-CPU headers) ---- */
+/** A zeroed head of @size bytes (a multiple of MCG_PCPU_STRIDE, the same for
+ *  every cache), aligned to MCG_PCPU_STRIDE; NULL if no memory.  Caller
+ *  holds mcg_cache_list_lock. */
+void *mcg_cache_head_alloc(size_t size);
+/** Give back a head of mcg_cache_head_alloc() (mcg_cache_list_lock held). */
+void mcg_cache_head_free(void *head);
 
 /* ---- lookup ---- */
 
