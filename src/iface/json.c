@@ -94,5 +94,11 @@ void mcg_json_snapshot(struct mcg_out *o, const struct mcg_snapshot *s)
 		mcg_out_puts(o, ",\"slabinfo\":");
 		mcg_json_caches(o, s);
 	}
+	if (s->process.have)
+		mcg_out_printf(o,
+		               ",\"memory\":{\"mapped_bytes\":%zu,\"large_in_use_bytes\":%zu,"
+		               "\"large_retained_bytes\":%zu,\"large_retained_cap_bytes\":%zu}",
+		               s->process.mapped, s->process.large.in_use,
+		               s->process.large.retained, s->process.large.cap);
 	mcg_out_write(o, "}", 1);
 }

@@ -321,6 +321,26 @@ static void families_caches(struct mcg_out *o, const struct mcg_snapshot *s)
 	family_cache_field(o, s, &purged, offsetof(mcg_cache_stats_t, purged_bytes));
 }
 
+static void families_process(struct mcg_out *o, const struct mcg_snapshot *s)
+{
+	static const struct family
+	        mapped = {"memcg_mapped_bytes", "gauge",
+	                  "bytes memcg holds mapped from the OS: chunks of slabs and large "
+	                  "blocks, resident or not"},
+	        large = {"memcg_large_bytes", "gauge",
+	                 "large blocks (above 256 KiB): handed out, each with its 64 KiB header "
+	                 "(in_use); freed and kept for reuse, resident and charged to no group "
+	                 "(retained); the most retained allowed now (cap)"};
+	if (!s->process.have)
+		return;
+	family_head(o, &mapped);
+	mcg_out_printf(o, "%s %zu\n", mapped.name, s->process.mapped);
+	family_head(o, &large);
+	mcg_out_printf(o, "%s{state=\"in_use\"} %zu\n", large.name, s->process.large.in_use);
+	mcg_out_printf(o, "%s{state=\"retained\"} %zu\n", large.name, s->process.large.retained);
+	mcg_out_printf(o, "%s{state=\"cap\"} %zu\n", large.name, s->process.large.cap);
+}
+
 /* ------------------------------------------------------------ all */
 
 void mcg_prom_render(struct mcg_out *o, const struct mcg_snapshot *s)
@@ -365,4 +385,5 @@ void mcg_prom_render(struct mcg_out *o, const struct mcg_snapshot *s)
 	family_cgroup_stat(o, s, &desc, "nr_descendants");
 	family_cgroup_stat(o, s, &dying, "nr_dying_descendants");
 	families_caches(o, s);
+	families_process(o, s);
 }

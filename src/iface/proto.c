@@ -27,7 +27,9 @@
 #include "iface/prom.h"
 #include "iface/snapshot.h"
 #include "memcg/control.h"
+#include "memcg/debug.h"
 #include "memcg/group.h"
+#include "memcg/kmalloc.h"
 
 #define MAX_WORDS 8
 
@@ -131,12 +133,18 @@ static void info_render(struct mcg_out *o, bool json)
 		sock[0] = '\0';
 	if (mcg_metrics_address(metrics, sizeof(metrics)))
 		metrics[0] = '\0';
+	struct mcg_large_stats large;
+	mcg_kmalloc_large_stats(&large);
+	size_t mapped = mcg_os_mapped_bytes();
 	if (!json) {
 		mcg_out_printf(o,
 		               "pid %ld\nuid %ld\ncommand %s\nprotocol %d\ngroups %lld\n"
-		               "memory_current %lld\nsocket %s\nmetrics %s\n",
+		               "memory_current %lld\nsocket %s\nmetrics %s\nmapped_bytes %zu\n"
+		               "large_in_use_bytes %zu\nlarge_retained_bytes %zu\n"
+		               "large_retained_cap_bytes %zu\n",
 		               (long)getpid(), (long)getuid(), cmd, MCG_CONTROL_PROTOCOL, groups,
-		               current, sock[0] ? sock : "-", metrics[0] ? metrics : "-");
+		               current, sock[0] ? sock : "-", metrics[0] ? metrics : "-", mapped,
+		               large.in_use, large.retained, large.cap);
 		return;
 	}
 	mcg_out_printf(o, "{\"pid\":%ld,\"uid\":%ld,\"command\":", (long)getpid(), (long)getuid());
@@ -152,7 +160,10 @@ static void info_render(struct mcg_out *o, bool json)
 		mcg_json_string(o, metrics, strlen(metrics));
 	else
 		mcg_out_puts(o, "null");
-	mcg_out_write(o, "}", 1);
+	mcg_out_printf(o,
+	               ",\"mapped_bytes\":%zu,\"large_in_use_bytes\":%zu,"
+	               "\"large_retained_bytes\":%zu,\"large_retained_cap_bytes\":%zu}",
+	               mapped, large.in_use, large.retained, large.cap);
 }
 
 static int cmd_info(struct request *rq)

@@ -22,6 +22,7 @@
 #include "base/compiler.h"
 #include "base/fault.h"
 #include "group/objcg.h"
+#include "memcg/debug.h" /* mcg_os_mapped_bytes */
 #include "memcg/kmalloc.h"
 
 static const char *const file_names[MCG_SNAP_NR_FILES] = {
@@ -277,6 +278,7 @@ int mcg_snapshot_take(struct mcg_snapshot *s, mcg_group_t *base, unsigned flags)
 {
 	s->nr_groups = s->nr_caches = 0;
 	s->err = 0;
+	memset(&s->process, 0, sizeof(s->process));
 	mcg_out_reset(&s->text, 0);
 	if (!base)
 		base = mcg_group_root();
@@ -299,8 +301,12 @@ int mcg_snapshot_take(struct mcg_snapshot *s, mcg_group_t *base, unsigned flags)
 	for (size_t i = 0; i < s->nr_groups; i++)
 		mcg_group_put(refs[i]);
 	mcg_free(refs);
-	if (!err && (flags & MCG_SNAP_CACHES))
+	if (!err && (flags & MCG_SNAP_CACHES)) {
 		err = take_caches(s);
+		s->process.have = true;
+		s->process.mapped = mcg_os_mapped_bytes();
+		mcg_kmalloc_large_stats(&s->process.large);
+	}
 	if (err)
 		s->err = err;
 	return s->err;

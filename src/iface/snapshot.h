@@ -21,7 +21,8 @@
 
 #include "iface/out.h"
 #include "memcg/group.h"
-#include "slab/slab.h" /* struct mcg_slabinfo_row */
+#include "memcg/kmalloc.h" /* struct mcg_large_stats */
+#include "slab/slab.h"     /* struct mcg_slabinfo_row */
 
 /* The files of a group a snapshot holds. */
 enum mcg_snap_file {
@@ -48,11 +49,19 @@ struct mcg_snap_group {
 	unsigned depth;                 /* below the snapshot's base: 0 for the base */
 };
 
+/** The process's memory beside the groups' files (with the caches). */
+struct mcg_snap_process {
+	bool have;                    /* taken (MCG_SNAP_CACHES) */
+	size_t mapped;                /* mcg_os_mapped_bytes(): chunks and large blocks */
+	struct mcg_large_stats large; /* mcg_kmalloc_large_stats() */
+};
+
 struct mcg_snapshot {
 	struct mcg_snap_group *groups; /* depth first, parents before children */
 	size_t nr_groups, cap_groups;
 	struct mcg_slabinfo_row *caches; /* slabinfo's order */
 	size_t nr_caches, cap_caches;
+	struct mcg_snap_process process;
 	struct mcg_out text;
 	int err; /* 0, or -ENOMEM: the snapshot is incomplete */
 };
@@ -66,7 +75,7 @@ void mcg_snapshot_free(struct mcg_snapshot *s);
 /* What mcg_snapshot_take() reads. */
 enum mcg_snap_flags {
 	MCG_SNAP_FILES = 1u << 0,  /* each group's files (else paths only) */
-	MCG_SNAP_CACHES = 1u << 1, /* every cache's slabinfo */
+	MCG_SNAP_CACHES = 1u << 1, /* every cache's slabinfo, and the process's memory */
 };
 
 /**

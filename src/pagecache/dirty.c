@@ -358,6 +358,10 @@ static mcg_lock_t gl_lock = {PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP, MCG_RANK_LEA
 static unsigned long global_dirty_limit; /* gl_lock; read racily */
 static uint64_t global_limit_stamp;      /* gl_lock */
 
+void mcg_dirty_fork_lock(void) { mcg_lock_raw(&gl_lock); }
+
+void mcg_dirty_fork_unlock(void) { mcg_unlock_raw(&gl_lock); }
+
 /*
  * __wb_update_bandwidth(): every 200 ms, the write bandwidth of @l's group
  * (its pages written back), and with @gd (the throttle's call) the domains'

@@ -135,6 +135,11 @@ long mcg_dirty_min_pause(const struct mcg_wb *wb, long max_pause, unsigned long 
 /** mcg_dirty_global - the global domain now (pages; thresholds from the options). */
 void mcg_dirty_global(struct mcg_dtc *gd);
 
+/** mcg_dirty_fork_lock / unlock - the global bandwidth lock around fork
+ *  (the fork handlers, after every other lock: it is a leaf). */
+void mcg_dirty_fork_lock(void);
+void mcg_dirty_fork_unlock(void);
+
 /**
  * mcg_dirty_group - @p's group domain now, given the global one.
  * Return: false when @p is the root's or dirty accounting is off (no group domain).

@@ -23,12 +23,14 @@
 #include "memcg/file.h"
 #include "memcg/kmalloc.h"
 #include "memcg/reclaim.h"
+#include "pagecache/dirty.h"
 #include "pagecache/filemap.h"
 #include "pagecache/flusher.h"
 #include "pagecache/io.h"
 #include "pagecache/lru.h"
 #include "pagecache/pcg.h"
 #include "pagecache/writeback.h"
+#include "slab/slab.h"
 
 #define IOV_MAX_SEGMENTS 1024
 
@@ -36,6 +38,23 @@ static void sync_at_exit(void) { mcg_wb_sync_all(); }
 
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int started;
+
+/* Fork: the page cache's global locks, in rank order, after the slab and
+ * group layers' (mcg_slab_set_fork_hooks), so that a child finds the
+ * table of files and the bandwidth state free and whole.  A group's file
+ * LRU and charges, and a file's own locks, are not taken: a child should
+ * exec, or use files of its own (docs/design.md). */
+static void fork_lock(void)
+{
+	mcg_inode_fork_lock();
+	mcg_dirty_fork_lock();
+}
+
+static void fork_unlock(void)
+{
+	mcg_dirty_fork_unlock();
+	mcg_inode_fork_unlock();
+}
 
 /* Start the page cache once: 0, or -ENOMEM (then a later open tries again). */
 static int pagecache_start(void)
@@ -49,6 +68,7 @@ static int pagecache_start(void)
 		mcg_pcg_init();
 		mcg_fpage_init();
 		mcg_inode_init();
+		mcg_slab_set_fork_hooks(fork_lock, fork_unlock);
 		err = mcg_lru_shrinker_init();
 		if (!err) {
 			atexit(sync_at_exit);

@@ -39,6 +39,10 @@ static void table_init_once(void) { mcg_lock_init(&table_lock, MCG_RANK_INODES);
 
 void mcg_inode_init(void) { pthread_once(&table_once, table_init_once); }
 
+void mcg_inode_fork_lock(void) { mcg_lock_raw(&table_lock); }
+
+void mcg_inode_fork_unlock(void) { mcg_unlock_raw(&table_lock); }
+
 static unsigned bucket(dev_t dev, ino_t ino)
 {
 	uint64_t h =

@@ -78,6 +78,11 @@ struct mcg_inode {
 /** mcg_inode_init - set up the table (idempotent). */
 void mcg_inode_init(void);
 
+/** mcg_inode_fork_lock / unlock - the table lock around fork (the fork
+ *  handlers, through mcg_slab_set_fork_hooks()). */
+void mcg_inode_fork_lock(void);
+void mcg_inode_fork_unlock(void);
+
 /**
  * mcg_inode_get_fd - the cached file for the open backing descriptor @fd
  * (its device and inode number), created with @fd (then the table owns it)

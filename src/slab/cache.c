@@ -185,6 +185,17 @@ static void fork_slab_locks(bool lock)
 	}
 }
 
+static void (*fork_upper_lock)(void), (*fork_upper_unlock)(void);
+
+void mcg_slab_set_fork_hooks(void (*lock)(void), void (*unlock)(void))
+{
+	/* Under the cache list lock: no fork is between its prepare and release. */
+	mcg_lock(&mcg_cache_list_lock);
+	fork_upper_lock = lock;
+	fork_upper_unlock = unlock;
+	mcg_unlock(&mcg_cache_list_lock);
+}
+
 static void fork_prepare(void)
 {
 	/* Every lock in rank order, the group layer's included (group.h);
@@ -207,10 +218,14 @@ static void fork_prepare(void)
 	fork_slab_locks(true);
 	mcg_pages_lock_all();
 	mcg_group_fork_lock_leaves();
+	if (fork_upper_lock)
+		fork_upper_lock();
 }
 
 static void fork_release(void)
 {
+	if (fork_upper_unlock)
+		fork_upper_unlock();
 	mcg_group_fork_unlock_leaves();
 	mcg_pages_unlock_all();
 	fork_slab_locks(false);

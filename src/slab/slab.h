@@ -427,6 +427,15 @@ extern const char mcg_slabinfo_header[];
 int mcg_slabinfo_format(char *buf, size_t len, const char *name, const mcg_cache_stats_t *st);
 /** mcg_slab_init - initialise the slab layer (idempotent).  Return 0 or -errno. */
 int mcg_slab_init(void);
+
+/**
+ * mcg_slab_set_fork_hooks - the locks of the layer above (the page
+ * cache's), taken by @lock last in the fork handlers' prepare, after every
+ * slab, page and group lock (their ranks are above all of those), and
+ * given back by @unlock first in the parent and the child.  One pair: a
+ * later call replaces it.
+ */
+void mcg_slab_set_fork_hooks(void (*lock)(void), void (*unlock)(void));
 /** Create a cache without argument checks beyond the basics (kmalloc's). */
 struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_t align,
                                             unsigned flags, mcg_ctor_t ctor);

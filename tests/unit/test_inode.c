@@ -6,14 +6,19 @@
  * descriptor); directories and other non-regular files are refused, and
  * so is a descriptor that is not open; an allocation failure adds nothing;
  * the last reference evicts a file wherever it sits in its chain; the walk
- * visits every file once; the count follows.
+ * visits every file once; the count follows; a child forked while another
+ * thread adds and evicts files finds the table free and whole.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/fault.h"
 #include "memcg/debug.h"
+#include "memcg/file.h"
 #include "pagecache/inode.h"
 #include "test.h"
 #include "tmpdir.h"
@@ -133,6 +138,70 @@ static void test_many_files(void)
 	CHECK_EQ(mcg_inode_count(), before);
 }
 
+static int churn_stop;
+
+/* Add and evict one file over and over: the table lock taken and given
+ * back all the time. */
+static void *churn_files(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&churn_stop, __ATOMIC_ACQUIRE)) {
+		int fd = open_file("churned");
+		if (fd < 0)
+			break;
+		struct mcg_inode *in;
+		bool owned;
+		if (mcg_inode_get_fd(fd, "churned", false, &in, &owned)) {
+			close(fd);
+			break;
+		}
+		mcg_inode_put(in); /* the last reference: evicted, its descriptor closed */
+	}
+	return NULL;
+}
+
+/*
+ * Forks while another thread works the table: each child adds a file of
+ * its own and evicts it.  A child that inherited the table lock held, or a
+ * chain half linked, would hang (killed by its alarm) or crash.
+ */
+static void test_fork_while_churning(void)
+{
+	/* A file opened through the API starts the page cache, which sets
+	 * the fork handlers' hooks. */
+	char path[4200];
+	mcg_file_t *f;
+	REQUIRE(mcg_file_open(tmpdir_path(path, sizeof(path), dir, "start"), O_RDWR | O_CREAT, 0644,
+	                      NULL, &f) == 0);
+	CHECK_EQ(mcg_file_close(f), 0);
+	pthread_t t;
+	REQUIRE(pthread_create(&t, NULL, churn_files, NULL) == 0);
+	int bad = 0;
+	for (int i = 0; i < 200; i++) {
+		pid_t pid = fork();
+		REQUIRE(pid >= 0);
+		if (pid == 0) {
+			alarm(10);
+			char name[32];
+			snprintf(name, sizeof(name), "child%d", i);
+			int fd = open_file(name);
+			struct mcg_inode *in;
+			bool owned;
+			if (fd < 0 || mcg_inode_get_fd(fd, name, false, &in, &owned) || !owned)
+				exit(2);
+			long n = mcg_inode_count();
+			mcg_inode_put(in);
+			exit(mcg_inode_count() == n - 1 ? 0 : 3);
+		}
+		int st;
+		REQUIRE(waitpid(pid, &st, 0) == pid);
+		bad += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	__atomic_store_n(&churn_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	CHECK_EQ(bad, 0);
+}
+
 int main(void)
 {
 	if (tmpdir_make(dir, sizeof(dir), NULL))
@@ -140,6 +209,7 @@ int main(void)
 	RUN(test_refused);
 	RUN(test_same_file);
 	RUN(test_many_files);
+	RUN(test_fork_while_churning);
 	tmpdir_remove(dir);
 	return test_done();
 }

@@ -83,6 +83,17 @@ static void test_group_and_snapshot(void)
 	CHECK(strstr(t, "\"memory.events\":{\"low\":0,\"max\":2}") != NULL);
 	CHECK(strstr(t, "}],\"slabinfo\":[{\"name\":\"kmalloc-64\"") != NULL);
 	CHECK(t[mcg_out_size(&o) - 1] == '}' && t[mcg_out_size(&o) - 2] == ']');
+	/* With the process's memory: an object after the caches. */
+	s.process = (struct mcg_snap_process){
+	        .have = true, .mapped = 1 << 22, .large = {.in_use = 3, .retained = 5, .cap = 7}};
+	mcg_out_reset(&o, 0);
+	mcg_json_snapshot(&o, &s);
+	t = mcg_out_data(&o);
+	static const char tail[] =
+	        "}],\"memory\":{\"mapped_bytes\":4194304,\"large_in_use_bytes\":3,"
+	        "\"large_retained_bytes\":5,\"large_retained_cap_bytes\":7}}";
+	CHECK(mcg_out_size(&o) > strlen(tail) &&
+	      !strcmp(t + mcg_out_size(&o) - strlen(tail), tail));
 	mcg_out_free(&o);
 	mcg_snapshot_free(&s);
 }

@@ -114,6 +114,20 @@ static void test_families(void)
 	const char *type = strstr(t, "# TYPE memcg_memory_stat_bytes gauge\n");
 	const char *first = strstr(t, "memcg_memory_stat_bytes{");
 	CHECK(type && first && type < first && !strstr(type + 1, "# TYPE memcg_memory_stat_bytes"));
+	/* The process's memory: only where the snapshot took it. */
+	CHECK(strstr(t, "memcg_mapped_bytes") == NULL && strstr(t, "memcg_large_bytes") == NULL);
+	s.process = (struct mcg_snap_process){
+	        .have = true, .mapped = 1 << 22, .large = {.in_use = 3, .retained = 5, .cap = 7}};
+	mcg_out_reset(&o, 0);
+	mcg_prom_render(&o, &s);
+	t = mcg_out_data(&o);
+	static const char *const process[] = {
+	        "# TYPE memcg_mapped_bytes gauge",         "memcg_mapped_bytes 4194304",
+	        "# TYPE memcg_large_bytes gauge",          "memcg_large_bytes{state=\"in_use\"} 3",
+	        "memcg_large_bytes{state=\"retained\"} 5", "memcg_large_bytes{state=\"cap\"} 7"};
+	for (size_t i = 0; i < sizeof(process) / sizeof(process[0]); i++)
+		if (!has_line(t, process[i]))
+			CHECK(!fprintf(stderr, "missing: %s\n", process[i]));
 	mcg_out_free(&o);
 	mcg_snapshot_free(&s);
 }
@@ -171,6 +185,7 @@ static void test_promtool_passes(void)
 	mcg_out_init(&o);
 	mcg_prom_render(&o, &s);
 	CHECK(has_line(mcg_out_data(&o), "memcg_memory_max_bytes{group=\"/tenant-a/b\"} 1048576"));
+	CHECK(strstr(mcg_out_data(&o), "\nmemcg_large_bytes{state=\"retained\"} ") != NULL);
 
 	char path[] = "/tmp/memcg-prom-XXXXXX";
 	int fd = mkstemp(path);

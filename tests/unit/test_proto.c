@@ -21,6 +21,8 @@
 #include "group_file.h"
 #include "iface/proto.h"
 #include "memcg/debug.h"
+#include "memcg/kmalloc.h"
+#include "memcg/slab.h"
 #include "test.h"
 
 static struct mcg_out reply;
@@ -68,7 +70,65 @@ static void test_help_and_info(void)
 	info = ask("json info");
 	CHECK(starts(info, want));
 	CHECK(strstr(info, ",\"protocol\":1,\"groups\":4,") != NULL);
-	CHECK(strstr(info, ",\"socket\":null,\"metrics\":null}\n") != NULL);
+	CHECK(strstr(info, ",\"socket\":null,\"metrics\":null,\"mapped_bytes\":") != NULL);
+}
+
+/* The process's memory beside the groups': mapped bytes and large blocks
+ * (in use, retained, the cap), the same figures in info, json info, metrics
+ * and json all, exact at rest (aging is off in the unit tests). */
+static void expect_memory(size_t retained_at_least)
+{
+	/* Each reply once first: buffers grown before the figures are read. */
+	const char *asks[] = {"info", "json info", "metrics", "json all"};
+	for (int i = 0; i < 4; i++)
+		ask(asks[i]);
+	struct mcg_large_stats st;
+	CHECK_EQ(mcg_kmalloc_large_stats(&st), 0);
+	CHECK(st.retained >= retained_at_least);
+	size_t mapped = mcg_os_mapped_bytes();
+	char want[320];
+	snprintf(want, sizeof(want),
+	         "\nmapped_bytes %zu\nlarge_in_use_bytes %zu\nlarge_retained_bytes %zu\n"
+	         "large_retained_cap_bytes %zu\n",
+	         mapped, st.in_use, st.retained, st.cap);
+	CHECK(strstr(ask("info"), want) != NULL);
+	snprintf(want, sizeof(want),
+	         ",\"mapped_bytes\":%zu,\"large_in_use_bytes\":%zu,\"large_retained_bytes\":%zu,"
+	         "\"large_retained_cap_bytes\":%zu}\n",
+	         mapped, st.in_use, st.retained, st.cap);
+	CHECK(strstr(ask("json info"), want) != NULL);
+	snprintf(want, sizeof(want),
+	         "\nmemcg_mapped_bytes %zu\n# HELP memcg_large_bytes large blocks (above 256 "
+	         "KiB)",
+	         mapped);
+	const char *m = ask("metrics");
+	CHECK(strstr(m, want) != NULL);
+	snprintf(want, sizeof(want),
+	         "\nmemcg_large_bytes{state=\"in_use\"} %zu\nmemcg_large_bytes{state=\"retained\"} "
+	         "%zu\nmemcg_large_bytes{state=\"cap\"} %zu\n",
+	         st.in_use, st.retained, st.cap);
+	CHECK(strstr(m, want) != NULL);
+	snprintf(want, sizeof(want),
+	         ",\"mapped_bytes\":%zu,\"large_in_use_bytes\":%zu,\"large_retained_bytes\":%zu,"
+	         "\"large_retained_cap_bytes\":%zu},\"groups\":[",
+	         mapped, st.in_use, st.retained, st.cap);
+	CHECK(strstr(ask("json all"), want) != NULL); /* its info */
+}
+
+static void test_memory_figures(void)
+{
+	mcg_slab_shrink_all(); /* nothing retained from before */
+	void *held = mcg_malloc(3u << 20), *freed = mcg_malloc(1u << 20);
+	REQUIRE(held && freed);
+	mcg_free(freed); /* kept for reuse: retained */
+	expect_memory(1u << 20);
+	mcg_free(held);
+	mcg_slab_shrink_all();
+	expect_memory(0);
+	struct mcg_large_stats st;
+	CHECK_EQ(mcg_kmalloc_large_stats(&st), 0);
+	CHECK_EQ(st.retained, 0);
+	CHECK_EQ(st.in_use, 0);
 }
 
 static void test_groups(void)
@@ -237,6 +297,7 @@ int main(void)
 	mcg_group_create(a, "x", &x);
 	mcg_group_create(NULL, "sp ace", &sp);
 	RUN(test_help_and_info);
+	RUN(test_memory_figures);
 	RUN(test_groups);
 	RUN(test_read);
 	RUN(test_stat);
