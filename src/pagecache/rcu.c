@@ -8,9 +8,9 @@
  * the list is as long as the most threads that read at once.  A scan for
  * the oldest open section reads every slot.
  *
- * Fork: the child's one thread is in no section (sections do not span
- * calls), so its handler frees every other slot and re-initialises the
- * lock, as the flushers' does.
+ * Fork: the page cache's fork hooks (file.c) hold rcu_lock across fork;
+ * the child's one thread is in no section (sections do not span calls), so
+ * its handler frees every other slot.
  *
  * Locks: rcu_lock (MCG_RANK_LEAF) guards the slot list's changes and the
  * pending lists; objects are freed after it is dropped.
@@ -45,10 +45,27 @@ static void thread_exit(void *arg)
 	mcg_unlock(&rcu_lock);
 }
 
-/* A forked child has one thread, in no section: every other slot is free. */
+static int rcu_ready;  /* rcu_lock initialised (atomic) */
+static bool fork_held; /* the fork hooks took rcu_lock (the forking thread's) */
+
+void mcg_rcu_fork_lock(void)
+{
+	fork_held = __atomic_load_n(&rcu_ready, __ATOMIC_ACQUIRE);
+	if (fork_held)
+		mcg_lock_raw(&rcu_lock);
+}
+
+void mcg_rcu_fork_unlock(void)
+{
+	if (fork_held)
+		mcg_unlock_raw(&rcu_lock);
+	fork_held = false;
+}
+
+/* A forked child has one thread, in no section: every other slot is free
+ * (after the fork hooks released the lock, whole). */
 static void rcu_atfork_child(void)
 {
-	mcg_lock_init(&rcu_lock, MCG_RANK_LEAF);
 	for (struct mcg_rcu_reader *r = readers; r; r = r->next) {
 		r->epoch = 0;
 		r->free = r != mcg_rcu_self_;
@@ -61,6 +78,7 @@ static void rcu_init_once(void)
 	if (pthread_key_create(&exit_key, thread_exit))
 		mcg_die("pagecache: no TLS key for the read sections");
 	pthread_atfork(NULL, NULL, rcu_atfork_child);
+	__atomic_store_n(&rcu_ready, 1, __ATOMIC_RELEASE);
 }
 
 bool mcg_rcu_register_(void)

@@ -95,6 +95,10 @@ static inline void mcg_rcu_read_unlock(void)
  */
 void mcg_rcu_retire(struct mcg_rcu_kind *kind, struct mcg_rcu_head *h);
 
+/** mcg_rcu_fork_lock / unlock - the pending lists' lock around fork (file.c's fork hooks). */
+void mcg_rcu_fork_lock(void);
+void mcg_rcu_fork_unlock(void);
+
 /** mcg_rcu_pending - objects retired and not yet freed (tests). */
 long mcg_rcu_pending(void);
 
