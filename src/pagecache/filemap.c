@@ -11,7 +11,8 @@
  *
  * Write: under the file's rw lock (shared: writers run in parallel, truncate
  * waits), for each page: find or create it (a page partly written inside
- * the file is read first; one past the end starts as zeros), wait while it
+ * the file is read first; one past the end starts as zeros; a new one is
+ * LOCKED until its copy-in is done), wait while it
  * is under writeback (stable pages), copy in under its data lock
  * (exclusive), extend the size, then dirty it (counted once, by the thread
  * that dirtied it).  Every WRITE_BATCH pages the rw lock is dropped and the
@@ -208,11 +209,15 @@ ssize_t mcg_filemap_read(struct mcg_file *f, const struct iovec *iov, int cnt, i
 /*
  * The page at @index with a reference, created if missing: read in first
  * when the write (@full: covers it all) leaves part of it and that part is
- * inside the file.  Return: the page, or NULL with *@err.
+ * inside the file.  A page created here goes into the index LOCKED, not
+ * UPTODATE (*@created): its data is not there yet, so readers and other
+ * writers wait (write_end()) - as for a page being read in.
+ * Return: the page, or NULL with *@err.
  */
 static struct mcg_fpage *write_begin(struct mcg_inode *in, struct mcg_pcg *pcg, uint64_t index,
-                                     bool full, int *err)
+                                     bool full, bool *created, int *err)
 {
+	*created = false;
 	for (;;) {
 		struct mcg_fpage *page = mcg_inode_find_get(in, index);
 		if (page) {
@@ -236,17 +241,29 @@ static struct mcg_fpage *write_begin(struct mcg_inode *in, struct mcg_pcg *pcg, 
 		}
 		if (!full)
 			memset(page->data, 0, MCG_FPAGE_SIZE); /* past the end: zeros */
-		mcg_fpage_set(page, PG_UPTODATE);
+		mcg_fpage_set(page, PG_LOCKED);
 		int ret = mcg_inode_add_page(in, page);
-		if (!ret)
+		if (!ret) {
+			*created = true;
 			return page; /* our reference stays the caller's */
-		mcg_fpage_clear(page, PG_UPTODATE);
+		}
+		mcg_fpage_clear(page, PG_LOCKED);
 		mcg_fpage_put(page);
 		if (ret != -EEXIST) {
 			*err = ret;
 			return NULL;
 		}
 	}
+}
+
+/* A page write_begin() created has its data: uptodate, and its waiters go on. */
+static void write_end_created(struct mcg_inode *in, struct mcg_fpage *page)
+{
+	mcg_lock(&in->lock);
+	mcg_fpage_set(page, PG_UPTODATE);
+	mcg_fpage_clear(page, PG_LOCKED);
+	mcg_inode_wake_locked(in);
+	mcg_unlock(&in->lock);
 }
 
 /* Hold @page's data alone, with no writeback running on it (stable pages). */
@@ -333,13 +350,16 @@ ssize_t mcg_filemap_write(struct mcg_file *f, const struct iovec *iov, int cnt, 
 			uint64_t index = (uint64_t)pos >> MCG_FPAGE_SHIFT;
 			size_t pgoff = (size_t)pos & (MCG_FPAGE_SIZE - 1);
 			size_t n = MCG_MIN(MCG_FPAGE_SIZE - pgoff, total - done);
+			bool created;
 			struct mcg_fpage *page =
-			        write_begin(in, pcg, index, n == MCG_FPAGE_SIZE, &err);
+			        write_begin(in, pcg, index, n == MCG_FPAGE_SIZE, &created, &err);
 			if (!page)
 				break;
 			write_lock_stable(in, page);
 			iov_copy(iov, cnt, done, (char *)page->data + pgoff, n, false);
 			mcg_fpage_data_write_unlock(page);
+			if (created)
+				write_end_created(in, page);
 			/* The size first: writeback writes no further than it. */
 			mcg_inode_size_extend(in, pos + (int64_t)n);
 			bool dirtied = mcg_wb_page_dirty(in, page);
