@@ -8,8 +8,9 @@
 #   Branches the compiler made that no source can take (gcovr's
 #   --exclude-unreachable-branches) are left out, and so are the failing
 #   branches of MCG_BUG_ON() (a bug check no correct run fails) and the
-#   branches on a compile-time constant (`if (mcg_config_debug)`: one side is
-#   dead in any one build); so are lines marked
+#   branches on a compile-time constant (`if (mcg_config_debug)`,
+#   `if (likely(mcg_percpu_sections()))`: one side is dead in any one
+#   build); so are lines marked
 #   GCOVR_EXCL_LINE / GCOVR_EXCL_START..STOP, each with its reason beside it.
 #   Writes build-cov/coverage.json (gcovr's summary), the lines not run
 #   (build-cov/coverage-missing.txt) and, with COVERAGE_HTML=1,
@@ -28,9 +29,10 @@ find build-cov -name '*.gcda' -delete
 # A bug check's failing branch is a bug in memcg: no correct run takes it.
 # `if (mcg_config_debug)` and the like test a compile-time constant
 # (base/compiler.h): in any one build one side is dead code, which gcc at -O0
-# still branches over.
+# still branches over; so does a test of mcg_percpu_sections() alone (a
+# constant of the build: the rseq sections are built, or not under TSan).
 gcov_args=(-r . --filter 'src/' --exclude-unreachable-branches --gcov-ignore-parse-errors -j 2
-	--exclude-branches-by-pattern '.*(\bMCG_BUG_ON\(|\bif \(!?mcg_config_\w+\)).*')
+	--exclude-branches-by-pattern '.*(\bMCG_BUG_ON\(|\bif \(!?mcg_config_\w+\)|\bif \((un)?likely\(!?mcg_percpu_sections\(\)\)\)).*')
 gcovr "${gcov_args[@]}" --json-summary-pretty -o build-cov/coverage.json build-cov >/dev/null
 # Each file's lines no test ran, for the tests still to write.
 gcovr "${gcov_args[@]}" --txt -o build-cov/coverage-missing.txt build-cov >/dev/null

@@ -205,13 +205,12 @@ mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group
 	mcg_group_init();
 	if (!parent)
 		parent = &root_group;
-	if (mcg_fault_should_fail())
-		return -ENOMEM;
-	struct mcg_group *g = mcg_aligned_alloc(MCG_CACHELINE, sizeof(*g));
+	struct mcg_group *g =
+	        mcg_fault_should_fail() ? NULL : mcg_aligned_alloc(MCG_CACHELINE, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
 	memset(g, 0, sizeof(*g));
-	g->pcpu_stat = mcg_group_stat_alloc();
+	g->pcpu_stat = mcg_fault_should_fail() ? NULL : mcg_group_stat_alloc();
 	if (!g->pcpu_stat) {
 		mcg_free(g);
 		return -ENOMEM;

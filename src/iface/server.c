@@ -54,6 +54,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/fault.h"
 #include "base/lock.h"
 #include "base/log.h"
 #include "base/options.h"
@@ -450,7 +451,8 @@ mcg_public int mcg_control_start(const char *path)
 		sigset_t all, old;
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
-		err = -pthread_create(&srv.thread, NULL, serve, NULL);
+		err = mcg_fault_should_fail() ? -EAGAIN
+		                              : -pthread_create(&srv.thread, NULL, serve, NULL);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (err) {
 			pthread_mutex_lock(&srv.table_lock);

@@ -114,9 +114,8 @@ unsigned mcg_index_nodes_needed(const struct mcg_index *ix, uint64_t i)
 int mcg_index_preload(struct mcg_index_preload *pl, unsigned n)
 {
 	while (pl->n < n && pl->n < MCG_ARRAY_SIZE(pl->nodes)) {
-		if (mcg_fault_should_fail())
-			return -ENOMEM;
-		struct mcg_index_node *node = mcg_malloc(sizeof(*node));
+		struct mcg_index_node *node =
+		        mcg_fault_should_fail() ? NULL : mcg_malloc(sizeof(*node));
 		if (!node)
 			return -ENOMEM;
 		pl->nodes[pl->n++] = node;

@@ -101,9 +101,7 @@ int mcg_inode_get_fd(int fd, const char *path, bool direct_ok, struct mcg_inode 
 		if (a > 0 && !mcg_io_set_direct(fd))
 			align = (unsigned)a;
 	}
-	if (mcg_fault_should_fail())
-		return -ENOMEM;
-	in = mcg_malloc(sizeof(*in));
+	in = mcg_fault_should_fail() ? NULL : mcg_malloc(sizeof(*in));
 	if (!in)
 		return -ENOMEM;
 	memset(in, 0, sizeof(*in));

@@ -45,12 +45,12 @@ void mcg_fpage_init(void) { pthread_once(&caches_once, caches_init_once); }
 struct mcg_fpage *mcg_fpage_alloc(struct mcg_pcg *pcg, struct mcg_inode *inode, uint64_t index,
                                   unsigned flags)
 {
-	if (mcg_fault_should_fail())
-		return NULL;
-	struct mcg_fpage *p = mcg_cache_alloc(desc_cache);
+	/* A fault point for each allocation: the caches fail only when the
+	 * OS refuses memory, and each failure has its own clean-up. */
+	struct mcg_fpage *p = mcg_fault_should_fail() ? NULL : mcg_cache_alloc(desc_cache);
 	if (!p)
 		return NULL;
-	void *data = mcg_cache_alloc(data_cache);
+	void *data = mcg_fault_should_fail() ? NULL : mcg_cache_alloc(data_cache);
 	if (!data) {
 		mcg_cache_free(desc_cache, p);
 		return NULL;

@@ -39,15 +39,21 @@ struct mcg_pcg *mcg_pcg_root(void) { return root_pcg; }
 static struct mcg_pcg *pcg_alloc(mcg_group_t *g, struct mcg_pcg *parent)
 {
 	unsigned nodes = mcg_os_nr_nodes(), cpus = mcg_os_nr_cpus();
-	if (g->parent && mcg_fault_should_fail())
-		return NULL;
+	/* A fault point for each allocation (each failure has its own
+	 * clean-up), except the root's: it cannot fail. */
+	bool may_fail = g->parent != NULL;
 	struct mcg_pcg *p =
-	        mcg_aligned_alloc(MCG_CACHELINE, sizeof(*p) + nodes * sizeof(struct mcg_lruvec));
+	        may_fail && mcg_fault_should_fail()
+	                ? NULL
+	                : mcg_aligned_alloc(MCG_CACHELINE,
+	                                    sizeof(*p) + nodes * sizeof(struct mcg_lruvec));
 	if (!p)
 		return NULL;
 	memset(p, 0, sizeof(*p));
 	size_t pcpu_size = (size_t)cpus << MCG_PCPU_SHIFT;
-	p->pcpu = mcg_aligned_alloc(MCG_PCPU_STRIDE, pcpu_size);
+	p->pcpu = may_fail && mcg_fault_should_fail()
+	                  ? NULL
+	                  : mcg_aligned_alloc(MCG_PCPU_STRIDE, pcpu_size);
 	if (!p->pcpu) {
 		mcg_free(p);
 		return NULL;

@@ -90,9 +90,8 @@ static void link_splice_tail(mcg_lru_link_t *from, mcg_lru_link_t *to)
 static struct mcg_lru_memcg *lists_alloc(void)
 {
 	unsigned n = mcg_os_nr_nodes();
-	if (mcg_fault_should_fail())
-		return NULL;
-	struct mcg_lru_memcg *m = mcg_calloc(1, sizeof(*m) + n * sizeof(m->node[0]));
+	struct mcg_lru_memcg *m =
+	        mcg_fault_should_fail() ? NULL : mcg_calloc(1, sizeof(*m) + n * sizeof(m->node[0]));
 	if (!m)
 		return NULL;
 	m->nr_nodes = n;
@@ -238,9 +237,7 @@ mcg_public int mcg_list_lru_create(mcg_shrinker_t *shrinker, mcg_list_lru_t **ou
 	mcg_reclaim_init();
 	if (!out)
 		return -EINVAL;
-	if (mcg_fault_should_fail())
-		return -ENOMEM;
-	struct mcg_list_lru *lru = mcg_calloc(1, sizeof(*lru));
+	struct mcg_list_lru *lru = mcg_fault_should_fail() ? NULL : mcg_calloc(1, sizeof(*lru));
 	if (!lru)
 		return -ENOMEM;
 	lru->memcg_aware = shrinker && (shrinker->ops.flags & MCG_SHRINKER_MEMCG_AWARE);

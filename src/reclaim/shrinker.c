@@ -106,9 +106,9 @@ struct mcg_reclaim_info *mcg_reclaim_info_get(mcg_group_t *g)
 	struct mcg_reclaim_info *info = mcg_reclaim_info_peek(g);
 	if (likely(info))
 		return info;
-	if (mcg_fault_should_fail())
-		return NULL;
-	info = mcg_calloc(1, sizeof(*info) + mcg_os_nr_nodes() * sizeof(info->map[0]));
+	info = mcg_fault_should_fail()
+	               ? NULL
+	               : mcg_calloc(1, sizeof(*info) + mcg_os_nr_nodes() * sizeof(info->map[0]));
 	if (!info)
 		return NULL;
 	struct mcg_reclaim_info *old = NULL;
@@ -125,10 +125,8 @@ struct mcg_reclaim_chunk *mcg_reclaim_chunk_get(struct mcg_reclaim_info *info, i
 	struct mcg_reclaim_chunk *c = mcg_reclaim_chunk_peek(info, id);
 	if (likely(c))
 		return c;
-	if (mcg_fault_should_fail())
-		return NULL;
 	size_t size = sizeof(*c) + sizeof(long) * MCG_IDS_PER_CHUNK * mcg_os_nr_nodes();
-	c = mcg_calloc(1, size);
+	c = mcg_fault_should_fail() ? NULL : mcg_calloc(1, size);
 	if (!c)
 		return NULL;
 	struct mcg_reclaim_chunk *old = NULL;
@@ -234,9 +232,7 @@ mcg_public int mcg_shrinker_create(const mcg_shrinker_ops_t *ops, mcg_shrinker_t
 	                              MCG_SHRINKER_TRIM_HALF)) ||
 	    ((ops->flags & MCG_SHRINKER_TRIM_HALF) && ops->seeks))
 		return -EINVAL;
-	if (mcg_fault_should_fail())
-		return -ENOMEM;
-	struct mcg_shrinker *s = mcg_calloc(1, sizeof(*s));
+	struct mcg_shrinker *s = mcg_fault_should_fail() ? NULL : mcg_calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->nr_deferred =

@@ -78,9 +78,9 @@ static mcg_always_inline void mcg_cache_free_at(struct mcg_cache *c, struct mcg_
 		mcg_cache_push(c, s, obj);
 		return;
 	}
-	if (unlikely(!mcg_percpu_sections())) { /* no sections (TSan) */
-		mcg_cache_free_charged_slow(c, s, obj, idx);
-		return;
+	if (unlikely(!mcg_percpu_sections())) {              /* no sections (TSan) */
+		mcg_cache_free_charged_slow(c, s, obj, idx); /* GCOVR_EXCL_LINE: TSan builds only */
+		return;                                      /* GCOVR_EXCL_LINE */
 	}
 	/* Tagged, with the id its entry holds: the entry stays as it is.  A
 	 * slab whose objects are all one objcg's says so in its word, and

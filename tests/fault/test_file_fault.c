@@ -13,11 +13,14 @@
  *
  * Memory: the same kind of sweep with mcg_fault_inject() over opens,
  * writes, reads, fsync, truncate: every call succeeds or fails cleanly,
- * and once the cache is dropped nothing stays charged.
+ * and once the cache is dropped nothing stays charged.  Also a sticky
+ * sweep (the Nth allocation and all after it fail), each run in a fresh
+ * child process whose slab caches hold no page yet.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <sys/wait.h>
 
 #include "group_file.h"
 #include "memcg/debug.h"
@@ -244,6 +247,91 @@ static void test_memory_sweep(void)
 	mcg_group_put(g);
 }
 
+/* One child of test_memory_sticky_fresh(): 0 (the fault was hit, all
+ * clean), 3 (the fault was never reached), else the failed steps' bits. */
+static int sticky_child(unsigned long nth)
+{
+	int bad = 0;
+	mcg_group_t *g;
+	if (mcg_group_create(NULL, "fresh", &g))
+		return 1 << 1;
+	mcg_file_opts_t o = {g, MCG_FILE_NO_DIRECT};
+	/* The page cache started, no page allocated yet: its caches are empty. */
+	char other[PATH_MAX];
+	tmpdir_path(other, sizeof(other), dir, "fresh-start");
+	mcg_file_t *f = NULL;
+	if (mcg_file_open(other, O_RDWR | O_CREAT, 0644, &o, &f))
+		return 1 << 2;
+	mcg_file_close(f);
+	char b[3 * 4096], r[sizeof(b)];
+	memset(b, 7, sizeof(b));
+	unlink(path);
+	mcg_fault_inject(nth, 1); /* this call and every one after it */
+	f = NULL;
+	if (!mcg_file_open(path, O_RDWR | O_CREAT, 0644, &o, &f)) {
+		ssize_t n = mcg_file_pwrite(f, b, sizeof(b), 4096);
+		bad |= !(n == (ssize_t)sizeof(b) || n == -ENOMEM || (n > 0 && n % 4096 == 0)) << 3;
+		n = mcg_file_pread(f, r, sizeof(r), 4096);
+		bad |= !(n < 0 || !memcmp(r, b, (size_t)n)) << 4;
+		int err = mcg_file_fsync(f);
+		bad |= !(err == 0 || err == -ENOMEM) << 5;
+		mcg_file_close(f);
+	}
+	unsigned long failed = mcg_fault_failed();
+	mcg_fault_inject(0, 0);
+	/* Disarmed: the cache serves again, and gives every charge back. */
+	f = NULL;
+	bad |= (mcg_file_open(path, O_RDWR | O_CREAT, 0644, &o, &f) != 0) << 6;
+	if (f) {
+		bad |= (mcg_file_pwrite(f, b, sizeof(b), 0) != (ssize_t)sizeof(b)) << 7;
+		bad |= (mcg_file_pread(f, r, sizeof(r), 0) != (ssize_t)sizeof(r) ||
+		        memcmp(r, b, sizeof(b)))
+		       << 8;
+		bad |= (mcg_file_fsync(f) != 0) << 9;
+		mcg_file_close(f);
+	}
+	mcg_file_sync_all();
+	mcg_file_drop_caches();
+	mcg_group_drain_stocks();
+	bad |= (read_long(g, "memory.current") != 0) << 10;
+	bad |= (read_key(g, "memory.stat", "file") != 0) << 11;
+	unlink(other);
+	if (bad)
+		return bad;
+	return failed ? 0 : 3;
+}
+
+/*
+ * Memory faults, sticky, in a fresh process: the Nth allocation and every
+ * one after it fail, in a child whose page cache has just started and
+ * allocated no page (its slab caches empty, so the page's own allocations
+ * reach the fault point too).  Every call fails cleanly; disarmed, the
+ * cache serves and nothing stays charged.  Runs first: the children must
+ * not inherit a started page cache (its threads do not survive a fork).
+ */
+static void test_memory_sticky_fresh(void)
+{
+	unsigned long nth;
+	for (nth = 1; nth < 600; nth++) {
+		fflush(NULL);
+		pid_t pid = fork();
+		REQUIRE(pid >= 0);
+		if (pid == 0)
+			exit(sticky_child(nth)); /* exit: the child's coverage is written */
+		int st;
+		REQUIRE(waitpid(pid, &st, 0) == pid);
+		if (!WIFEXITED(st) || (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 3)) {
+			fprintf(stderr, "nth %lu: child status %#x\n", nth, st);
+			CHECK(!"a sticky fault left the cache unclean");
+			break;
+		}
+		if (WEXITSTATUS(st) == 3)
+			break;
+	}
+	CHECK(nth > 3 && nth < 600);
+	fprintf(stderr, "  memory, sticky, fresh process: %lu runs\n", nth);
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -252,6 +340,7 @@ int main(void)
 		return 1;
 	}
 	tmpdir_path(path, sizeof(path), dir, "fault");
+	RUN(test_memory_sticky_fresh);
 	RUN(test_io_once_each);
 	RUN(test_io_eio);
 	RUN(test_io_enospc);

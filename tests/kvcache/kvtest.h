@@ -39,7 +39,8 @@ static inline const char *kvtest_source(const char *rel, char *buf, size_t len)
 /**
  * kvtest_raw - send @req[0, @len) on a new connection to @port and
  * collect what comes back until the server closes ("<EOF>" is appended)
- * or stays silent for @quiet_ms.  Into @out (reset first).
+ * or, once it has answered, stays silent for @quiet_ms (the answer's first
+ * byte is waited for up to 10 s).  Into @out (reset first).
  */
 static inline int kvtest_raw(int port, const char *req, size_t len, int quiet_ms,
                              struct kv_buf *out)
@@ -56,8 +57,9 @@ static inline int kvtest_raw(int port, const char *req, size_t len, int quiet_ms
 	}
 	char buf[65536];
 	for (;;) {
+		/* The first byte may be slow on a loaded machine: up to 10 s. */
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (poll(&p, 1, quiet_ms) <= 0)
+		if (poll(&p, 1, out->len ? quiet_ms : 10000) <= 0)
 			break;
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n <= 0) {

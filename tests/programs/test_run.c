@@ -13,6 +13,7 @@
  * while other threads allocate (a child that mallocs must not deadlock).
  */
 #include <dlfcn.h>
+#include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -219,6 +220,124 @@ static void test_plain_preload_is_silent(void)
 	CHECK_EQ(r.status, 0);
 	CHECK(strcmp(r.out, "50000\n") == 0);
 	CHECK_EQ(r.err_len, 0);
+	prog_result_free(&r);
+}
+
+/* ============================================================ the shim's environment */
+
+/* `sh -c SCRIPT` under LD_PRELOAD of the shim alone (no `memcg run`), with
+ * the extra environment @extra (NULL-terminated, may be NULL). */
+static struct prog_result run_preloaded(const char *script, char *const extra[])
+{
+	static char pre[4200];
+	const char *lib = getenv("MCG_PRELOAD_LIB");
+	struct prog_result none = {.status = -1};
+	if (!lib)
+		return none;
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", lib);
+	char *env[16];
+	int n = 0;
+	env[n++] = pre;
+	env[n++] = "MCG_REPORT_PID=";
+	for (int i = 0; extra && extra[i] && n < 15; i++)
+		env[n++] = extra[i];
+	env[n] = NULL;
+	char *argv[] = {"sh", "-c", (char *)script, NULL};
+	return prog_run(argv, dir, env, NULL, 30);
+}
+
+/* MCG_REPORT_PID names the process to report (sh's $$, kept by exec): only
+ * a plain decimal of at most 9 digits counts, MCG_REPORT_FILE wins over
+ * MCG_REPORT_FD unless it is too long for a path, and a descriptor the
+ * process does not have reports nothing. */
+static void test_shim_report_environment(void)
+{
+	struct prog_result r;
+	/* Not a number, too many digits: no report. */
+	r = run_preloaded("MCG_REPORT_PID=$$x MCG_REPORT_FD=2 exec true", NULL);
+	CHECK_EQ(r.status, 0);
+	CHECK_EQ(r.err_len, 0);
+	prog_result_free(&r);
+	r = run_preloaded("MCG_REPORT_PID=0000000000$$ MCG_REPORT_FD=2 exec true", NULL);
+	CHECK_EQ(r.status, 0);
+	CHECK_EQ(r.err_len, 0);
+	prog_result_free(&r);
+	/* The pid and descriptor 2: the report on stderr. */
+	r = run_preloaded("MCG_REPORT_PID=$$ MCG_REPORT_FD=2 exec true", NULL);
+	CHECK_EQ(r.status, 0);
+	CHECK(prog_is_report(r.err));
+	prog_result_free(&r);
+	/* No descriptor, no file: nothing. */
+	r = run_preloaded("MCG_REPORT_PID=$$ exec true", NULL);
+	CHECK_EQ(r.status, 0);
+	CHECK_EQ(r.err_len, 0);
+	prog_result_free(&r);
+	/* A descriptor the process does not have: nothing. */
+	r = run_preloaded("MCG_REPORT_PID=$$ MCG_REPORT_FD=77 exec true", NULL);
+	CHECK_EQ(r.status, 0);
+	CHECK_EQ(r.err_len, 0);
+	prog_result_free(&r);
+	/* The program closed the private copy: nothing, and no crash. */
+	r = run_preloaded("MCG_REPORT_PID=$$ MCG_REPORT_FD=2 exec python3 -c "
+	                  "'import os; os.closerange(3, 65536); print(1)'",
+	                  NULL);
+	CHECK_EQ(r.status, 0);
+	CHECK(strcmp(r.out, "1\n") == 0);
+	CHECK_EQ(r.err_len, 0);
+	prog_result_free(&r);
+	/* Fewer than 1000 descriptors allowed: the private copy sits lower. */
+	r = run_preloaded("ulimit -n 200 && MCG_REPORT_PID=$$ MCG_REPORT_FD=2 exec true", NULL);
+	CHECK_EQ(r.status, 0);
+	CHECK(prog_is_report(r.err));
+	prog_result_free(&r);
+	/* A file name longer than any path: the descriptor instead. */
+	static char longname[PATH_MAX + 64];
+	memcpy(longname, "MCG_REPORT_FILE=", 16);
+	memset(longname + 16, 'a', PATH_MAX + 8);
+	longname[16 + PATH_MAX + 8] = 0;
+	char *env_long[] = {longname, NULL};
+	r = run_preloaded("MCG_REPORT_PID=$$ MCG_REPORT_FD=2 exec true", env_long);
+	CHECK_EQ(r.status, 0);
+	CHECK(prog_is_report(r.err));
+	prog_result_free(&r);
+	/* A report file that cannot take the report: one line on stderr. */
+	r = run_preloaded("MCG_REPORT_PID=$$ MCG_REPORT_FILE=/dev/full exec true", NULL);
+	CHECK_EQ(r.status, 0);
+	CHECK(strstr(r.err, "cannot write the slabinfo report to /dev/full") != NULL);
+	CHECK(!prog_is_report(r.err));
+	prog_result_free(&r);
+}
+
+/* The shim's servers at start-up: a socket directory whose path leaves no
+ * room for the socket's name says so on stderr and the program runs on; an
+ * empty MCG_METRICS_LISTEN starts nothing, a malformed one says so. */
+static void test_shim_servers_environment(void)
+{
+	char deep[PATH_MAX];
+	int n = snprintf(deep, sizeof(deep), "%s/", dir);
+	memset(deep + n, 'd', 110);
+	deep[n + 110] = 0;
+	REQUIRE(mkdir(deep, 0700) == 0);
+	char xdg[PATH_MAX + 32];
+	snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", deep);
+	char *env_deep[] = {xdg, "MCG_CONTROL=1", NULL};
+	struct prog_result r = run_preloaded("echo ran", env_deep);
+	CHECK_EQ(r.status, 0);
+	CHECK(strcmp(r.out, "ran\n") == 0);
+	CHECK(strstr(r.err, "control socket: not serving (File name too long)") != NULL);
+	prog_result_free(&r);
+	rmdir(deep);
+	char *env_empty[] = {"MCG_METRICS_LISTEN=", "MCG_CONTROL=0", NULL};
+	r = run_preloaded("echo ran", env_empty);
+	CHECK_EQ(r.status, 0);
+	CHECK(strcmp(r.out, "ran\n") == 0);
+	CHECK_EQ(r.err_len, 0);
+	prog_result_free(&r);
+	char *env_bad[] = {"MCG_METRICS_LISTEN=nowhere", "MCG_CONTROL=0", NULL};
+	r = run_preloaded("echo ran", env_bad);
+	CHECK_EQ(r.status, 0);
+	CHECK(strcmp(r.out, "ran\n") == 0);
+	CHECK(strstr(r.err, "metrics: not serving nowhere (Invalid argument)") != NULL);
 	prog_result_free(&r);
 }
 
@@ -530,6 +649,8 @@ int main(int argc, char **argv)
 	RUN(test_run_ld_preload_appended);
 	RUN(test_run_finds_preload);
 	RUN(test_plain_preload_is_silent);
+	RUN(test_shim_report_environment);
+	RUN(test_shim_servers_environment);
 	RUN(test_malloc_family_in_shim);
 	RUN(test_malloc_family_in_shim_accounted);
 	prog_rmtree(dir);

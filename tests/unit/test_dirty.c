@@ -219,6 +219,29 @@ static void test_min_pause(void)
 	CHECK_EQ(pages, 0);
 }
 
+/*
+ * Edges of the arithmetic:
+ *   a setpoint above the limit (thresholds crossed): x = 1000 * 1024 / -1,
+ *     clamped to -2048, 1 + (-2)^3 < 0: no rate;
+ *   the background bytes in a group domain: ceil(32 MiB / 100000) = 336
+ *     per 4096 of the group's avail 50000: 336 * 50000 / 4096 = 4101;
+ *   min_pause with bw 0, rate 1024: t 10, 10 pages < 32: max_pause 200
+ *     gives 200 pages, more than 32: 32 pages, t = 1000 * 32 / 1024 = 31,
+ *     min_pause 1 + 31 / 2 = 16.
+ */
+static void test_arithmetic_edges(void)
+{
+	CHECK_EQ(mcg_dirty_pos_ratio(1000, 0, 999), 0);
+	struct mcg_dtc d = {.avail = 50000};
+	mcg_dirty_thresholds(&d, 20, 0, false, 10, 32 << 20, true, 100000);
+	CHECK_EQ(d.thresh, 819 * 50000 / 4096);
+	CHECK_EQ(d.bg_thresh, 4101);
+	struct mcg_wb wb = {.avg_write_bw = 0};
+	int pages = -1;
+	CHECK_EQ(mcg_dirty_min_pause(&wb, 200, 1024, 1024, &pages), 16);
+	CHECK_EQ(pages, 32);
+}
+
 /* The group domain from real groups: knobs, headroom, twin files. */
 static void test_group_domain(void)
 {
@@ -277,6 +300,7 @@ int main(void)
 	RUN(test_thresholds);
 	RUN(test_memcg_avail);
 	RUN(test_limit_update);
+	RUN(test_arithmetic_edges);
 	RUN(test_poll_interval);
 	RUN(test_write_bandwidth);
 	RUN(test_ratelimit);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "group_file.h"
+#include "memcg/debug.h"
 #include "memcg/file.h"
 #include "memcg/memcg.h"
 #include "memcg/reclaim.h"
@@ -430,6 +431,140 @@ static void test_read_only_file(void)
 	CHECK_EQ(WEXITSTATUS(st), 0);
 }
 
+/* Before any file is opened the page cache is not started: the calls on
+ * all files do nothing and say so. */
+static void test_not_started(void)
+{
+	CHECK_EQ(mcg_file_sync_all(), 0);
+	CHECK_EQ(mcg_file_drop_caches(), 0);
+}
+
+/* More bad arguments, each refused with nothing changed. */
+static void test_bad_arguments_more(void)
+{
+	mcg_file_t *f = open_new("bad2", &buffered);
+	REQUIRE(f);
+	char b[8] = "abcdefg";
+	REQUIRE(mcg_file_pwrite(f, b, 8, 0) == 8);
+	struct iovec nobase[2] = {{b, 4}, {NULL, 4}};
+	CHECK_EQ(mcg_file_pwritev(f, nobase, 2, 0), -EINVAL);
+	CHECK_EQ(mcg_file_preadv(f, nobase, 2, 0), -EINVAL);
+	struct iovec empty_null[2] = {{b, 4}, {NULL, 0}}; /* an empty segment needs no base */
+	CHECK_EQ(mcg_file_preadv(f, empty_null, 2, 0), 4);
+	struct iovec huge[2] = {{b, 8}, {b, (size_t)INT64_MAX - 4}}; /* the total past INT64_MAX */
+	CHECK_EQ(mcg_file_pwritev(f, huge, 2, 0), -EINVAL);
+	uint64_t w = 7;
+	CHECK_EQ(mcg_file_pwrite_nowait(NULL, b, 8, 0, &w), -EINVAL);
+	CHECK_EQ(mcg_file_pwrite_nowait(f, b, 8, -1, &w), -EINVAL);
+	CHECK_EQ(mcg_file_pwrite_nowait(f, b, 8, 0, NULL), -EINVAL);
+	CHECK_EQ(mcg_file_pwrite_nowait(f, NULL, 8, 0, &w), -EINVAL);
+	CHECK_EQ(w, 7);
+	CHECK_EQ(mcg_file_truncate(NULL, 0), -EINVAL);
+	CHECK_EQ(mcg_file_size(NULL), -EINVAL);
+	mcg_file_stat_t st;
+	CHECK_EQ(mcg_file_stat(NULL, &st), -EINVAL);
+	CHECK_EQ(mcg_file_stat(f, NULL), -EINVAL);
+	CHECK_EQ(mcg_file_pwrite(f, b, 8, INT64_MAX - 4), -EFBIG); /* its end past any offset */
+	CHECK_EQ(mcg_file_pwrite(f, b, 0, 100), 0);                /* nothing to write */
+	CHECK_EQ(mcg_file_pread(f, b, 0, 0), 0);
+	CHECK_EQ(mcg_file_size(f), 8); /* nothing changed */
+	char r[8] = {0};
+	CHECK_EQ(mcg_file_pread(f, r, 8, 0), 8);
+	CHECK(!memcmp(r, b, 8));
+	mcg_file_close(f);
+	mcg_file_t *ro = NULL;
+	REQUIRE(!mcg_file_open(path_of("bad2"), O_RDONLY, 0, NULL, &ro));
+	CHECK_EQ(mcg_file_pwrite_nowait(ro, b, 8, 0, &w), -EBADF);
+	CHECK_EQ(w, 7);
+	mcg_file_close(ro);
+}
+
+/*
+ * The second open of a backing file (fault point, as a file this process
+ * may not write or a read-only file system would answer): read-write
+ * refused with EACCES or EROFS, the handle's own mode is tried and the
+ * cached descriptor has only that mode, so a writing handle opened while
+ * it is cached is refused; a read-write open is not retried.
+ */
+static void test_open_fallback(void)
+{
+	static const int errs[2] = {EACCES, EROFS};
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "fb_rofs" : "fb_acces";
+		mcg_file_t *f = open_new(name, &buffered);
+		REQUIRE(f);
+		REQUIRE(mcg_file_pwrite(f, "fallback", 8, 0) == 8);
+		CHECK_EQ(mcg_file_fsync(f), 0);
+		CHECK_EQ(mcg_file_close(f), 0);
+		mcg_file_drop_caches();
+		/* Read-write: not retried. */
+		REQUIRE(!mcg_fault_inject_io(1, 0, errs[i], MCG_FAULT_IO_OPEN));
+		f = NULL;
+		CHECK_EQ(mcg_file_open(path_of(name), O_RDWR, 0, &buffered, &f), -errs[i]);
+		CHECK_EQ(mcg_fault_io_count(), 1);
+		CHECK(!f);
+		/* Read only: the second open, read only, serves. */
+		REQUIRE(!mcg_fault_inject_io(1, 0, errs[i], MCG_FAULT_IO_OPEN));
+		mcg_file_t *r = NULL;
+		CHECK_EQ(mcg_file_open(path_of(name), O_RDONLY, 0, &buffered, &r), 0);
+		CHECK_EQ(mcg_fault_io_count(), 2);
+		CHECK_EQ(mcg_fault_io_failed(), 1);
+		mcg_fault_inject_io(0, 0, 0, 0);
+		REQUIRE(r);
+		char b[8] = {0};
+		CHECK_EQ(mcg_file_pread(r, b, 8, 0), 8);
+		CHECK(!memcmp(b, "fallback", 8));
+		/* The cached descriptor is read only: a writer is refused. */
+		mcg_file_t *w = NULL;
+		CHECK_EQ(mcg_file_open(path_of(name), O_WRONLY, 0, &buffered, &w), -EACCES);
+		CHECK_EQ(mcg_file_open(path_of(name), O_RDWR, 0, &buffered, &w), -EACCES);
+		CHECK(!w);
+		CHECK_EQ(mcg_file_close(r), 0);
+		mcg_file_drop_caches();
+		/* Write only: the second open is write only, and it writes. */
+		REQUIRE(!mcg_fault_inject_io(1, 0, errs[i], MCG_FAULT_IO_OPEN));
+		CHECK_EQ(mcg_file_open(path_of(name), O_WRONLY, 0, &buffered, &w), 0);
+		CHECK_EQ(mcg_fault_io_failed(), 1);
+		mcg_fault_inject_io(0, 0, 0, 0);
+		REQUIRE(w);
+		/* A whole page needs no read of the backing file (which this
+		 * descriptor could not do: a part-page write fails). */
+		char page[4096];
+		fill(page, sizeof(page), (unsigned)i + 5);
+		CHECK_EQ(mcg_file_pwrite(w, page, sizeof(page), 0), (ssize_t)sizeof(page));
+		CHECK_EQ(mcg_file_fsync(w), 0);
+		CHECK_EQ(mcg_file_close(w), 0);
+		mcg_file_drop_caches();
+		size_t len;
+		char *disk = tmpdir_read_file(path_of(name), &len);
+		CHECK_EQ(len, sizeof(page));
+		CHECK(disk && !memcmp(disk, page, sizeof(page)));
+		free(disk);
+	}
+}
+
+/* O_TRUNC whose backing truncate fails: the open fails with its error and
+ * the file on disk keeps its bytes. */
+static void test_open_trunc_fails(void)
+{
+	mcg_file_t *f = open_new("trunc_fail", &buffered);
+	REQUIRE(f);
+	REQUIRE(mcg_file_pwrite(f, "12345", 5, 0) == 5);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK_EQ(mcg_file_close(f), 0);
+	mcg_file_drop_caches();
+	REQUIRE(!mcg_fault_inject_io(1, 0, EIO, MCG_FAULT_IO_TRUNCATE));
+	f = NULL;
+	CHECK_EQ(mcg_file_open(path_of("trunc_fail"), O_RDWR | O_TRUNC, 0, &buffered, &f), -EIO);
+	CHECK_EQ(mcg_fault_io_failed(), 1);
+	mcg_fault_inject_io(0, 0, 0, 0);
+	CHECK(!f);
+	mcg_file_drop_caches();
+	struct stat st;
+	CHECK_EQ(stat(path_of("trunc_fail"), &st), 0);
+	CHECK_EQ(st.st_size, 5);
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -437,7 +572,11 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
+	RUN(test_not_started);
 	RUN(test_bad_arguments);
+	RUN(test_bad_arguments_more);
+	RUN(test_open_fallback);
+	RUN(test_open_trunc_fails);
 	RUN(test_write_read_back);
 	RUN(test_holes);
 	RUN(test_vectored);

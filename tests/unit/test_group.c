@@ -40,6 +40,36 @@ static void test_names(void)
 	CHECK(mcg_group_parent(mcg_group_root()) == NULL);
 }
 
+/* NULL arguments and a removed group: lookups refuse or find nothing,
+ * the accessors answer for no group, DEL is no name. */
+static void test_null_and_removed(void)
+{
+	mcg_group_t *g = NULL, *o = NULL;
+	CHECK_EQ(mcg_group_lookup(NULL, NULL, &o), -EINVAL);
+	CHECK_EQ(mcg_group_lookup(NULL, "x", NULL), -EINVAL);
+	CHECK(!strcmp(mcg_group_name(NULL), ""));
+	CHECK(mcg_group_parent(NULL) == NULL);
+	CHECK_EQ(mcg_group_is_online(NULL), 0);
+	CHECK(mcg_group_next_child(NULL, NULL) == NULL);
+	CHECK_EQ(mcg_group_create(NULL, "del\x7f", &g), -EINVAL);
+	CHECK_EQ(mcg_group_lookup(NULL, "del\x7f", &o), -ENOENT);
+	REQUIRE(mcg_group_create(NULL, "gone", &g) == 0);
+	mcg_group_t *c = NULL;
+	REQUIRE(mcg_group_create(g, "child", &c) == 0);
+	CHECK_EQ(mcg_group_lookup(g, "child", &o), 0);
+	CHECK(o == c);
+	mcg_group_put(o);
+	o = NULL;
+	CHECK_EQ(mcg_group_remove(c), 0);
+	CHECK_EQ(mcg_group_remove(g), 0);
+	CHECK_EQ(mcg_group_is_online(g), 0);
+	CHECK_EQ(mcg_group_lookup(g, "", &o), -ENOENT); /* a removed base */
+	CHECK_EQ(mcg_group_lookup(g, "child", &o), -ENOENT);
+	CHECK(o == NULL);
+	mcg_group_put(c);
+	mcg_group_put(g);
+}
+
 /*
  * Many siblings (the name index grows several times): each is found by
  * name under its own parent only, a duplicate is refused, a removed name is
@@ -253,6 +283,7 @@ static void test_create_fault(void)
 int main(void)
 {
 	RUN(test_names);
+	RUN(test_null_and_removed);
 	RUN(test_tree);
 	RUN(test_many_siblings);
 	RUN(test_parent_lives_with_child);

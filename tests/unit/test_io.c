@@ -275,6 +275,26 @@ static void test_direct_probe(void)
 }
 
 /* The fault point's arguments: bad ones change nothing. */
+/* mcg_io_extend()'s failures: no descriptor (its fstat), and a descriptor
+ * that may not write (its fallocate); the file keeps its size. */
+static void test_extend_failures(void)
+{
+	CHECK_EQ(mcg_io_extend(-1, 0, 4096), -EBADF);
+	int fd = open_new("extend");
+	REQUIRE(fd >= 0);
+	CHECK_EQ(mcg_io_ftruncate(fd, 100), 0);
+	CHECK_EQ(mcg_io_extend(fd, 0, 50), 0); /* already longer: nothing */
+	int ro = mcg_io_open(path_of("extend"), O_RDONLY, 0);
+	REQUIRE(ro >= 0);
+	CHECK_EQ(mcg_io_extend(ro, 0, 8192), -EBADF);
+	struct stat st;
+	CHECK(!fstat(fd, &st) && st.st_size == 100);
+	CHECK_EQ(mcg_io_extend(fd, 0, 8192), 0);
+	CHECK(!fstat(fd, &st) && st.st_size == 8192);
+	mcg_io_close(ro);
+	mcg_io_close(fd);
+}
+
 static void test_fault_arguments(void)
 {
 	REQUIRE(!mcg_fault_inject_io(2, 0, EIO, MCG_FAULT_IO_SYNC));
@@ -304,6 +324,7 @@ int main(void)
 	RUN(test_direct);
 	RUN(test_direct_probe);
 	RUN(test_fault_arguments);
+	RUN(test_extend_failures);
 	tmpdir_remove(dir);
 	return test_done();
 }

@@ -557,6 +557,40 @@ static void test_accounted_vectors_no_cycle(void)
 	mcg_group_put(g);
 }
 
+/* mcg_obj_group() on what is no block start: inside a large block or a
+ * slab object, and an unaccounted block - -ENOENT, nothing returned; and
+ * mcg_posix_memalign()'s ENOMEM, errno kept. */
+static void test_obj_group_edges(void)
+{
+	mcg_group_t *g = NULL, *o = NULL;
+	REQUIRE(mcg_group_create(NULL, "objgrp", &g) == 0);
+	char *big = mcg_malloc_account(1 << 20, g);
+	char *small = mcg_malloc_account(64, g);
+	char *plain = mcg_malloc(1 << 20);
+	REQUIRE(big && small && plain);
+	CHECK_EQ(mcg_obj_group(big, &o), 0);
+	CHECK(o == g);
+	mcg_group_put(o);
+	o = NULL;
+	CHECK_EQ(mcg_obj_group(big + 64, &o), -ENOENT);
+	CHECK_EQ(mcg_obj_group(small + 8, &o), -ENOENT);
+	CHECK_EQ(mcg_obj_group(plain, &o), -ENOENT);
+	CHECK(o == NULL);
+	mcg_free(big);
+	mcg_free(small);
+	mcg_free(plain);
+	void *p = NULL;
+	errno = 1234;
+	CHECK_EQ(mcg_posix_memalign(&p, 64, SIZE_MAX / 2), ENOMEM);
+	CHECK(p == NULL);
+	CHECK_EQ(errno, 1234);
+	mcg_group_drain_stocks();
+	char cur[32];
+	CHECK(mcg_group_read(g, "memory.current", cur, sizeof(cur)) > 0 && !strcmp(cur, "0\n"));
+	CHECK_EQ(mcg_group_remove(g), 0);
+	mcg_group_put(g);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -573,6 +607,7 @@ int main(int argc, char **argv)
 	RUN(test_large_stats);
 	RUN(test_large_realloc_accounted);
 	RUN(test_foreign_and_double);
+	RUN(test_obj_group_edges);
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED")) {
 		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");

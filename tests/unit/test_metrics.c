@@ -65,6 +65,23 @@ static void test_bad_addresses(void)
 	CHECK_EQ(mcg_metrics_port(), -ENOENT);
 }
 
+/* Hosts longer than any address, a port past a long's range, a bracketed
+ * host that is no IPv6 address: each refused, nothing served. */
+static void test_bad_addresses_long(void)
+{
+	char longv4[128], longv6[128];
+	char name[80];
+	memset(name, '1', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	snprintf(longv4, sizeof(longv4), "%s:80", name);
+	snprintf(longv6, sizeof(longv6), "[%s]:80", name);
+	const char *bad[] = {longv4, longv6, "99999999999999999999999", "[zz]:80", "[1.2.3.4]:80"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (mcg_metrics_start(bad[i]) != -EINVAL)
+			CHECK(!fprintf(stderr, "accepted '%s'\n", bad[i]));
+	CHECK_EQ(mcg_metrics_port(), -ENOENT);
+}
+
 static void test_scrape(void)
 {
 	REQUIRE(mcg_metrics_start("127.0.0.1:0") == 0);
@@ -138,6 +155,7 @@ static void test_fork_and_v6(void)
 int main(void)
 {
 	RUN(test_bad_addresses);
+	RUN(test_bad_addresses_long);
 	RUN(test_scrape);
 	RUN(test_fork_and_v6);
 	return test_done();

@@ -951,6 +951,55 @@ static void test_huge_objects_charge_exactly(void)
 }
 
 /*
+ * The retag of an object whose charge is more than a stock word holds (a
+ * 256 KiB object): another group's allocation pops it, the word cannot
+ * give its units, and the general path moves the charge instead - exact.
+ */
+static void test_retag_huge_object(void)
+{
+	cpu_set_t old;
+	pin_here(&old); /* one CPU array: the allocation pops the object just freed */
+	mcg_cache_t *k =
+	        mcg_cache_create("acct-retag-huge", MCG_CACHE_MAX_SIZE, 0, MCG_CACHE_ACCOUNT, NULL);
+	REQUIRE(k);
+	mcg_cache_stats_t st;
+	mcg_cache_stats(k, &st);
+	CHECK(st.charge_size / MCG_OBJCG_UNIT > MCG_OBJCG_STOCK_UNITS);
+	mcg_group_t *g[2];
+	groups_create(g, 2, "rhuge");
+	void *a = mcg_cache_alloc_account(k, g[0]);
+	void *b = mcg_cache_alloc_account(k, g[1]);
+	REQUIRE(a && b);
+	CHECK(mcg_slab_of(a) == mcg_slab_of(b)); /* one slab, two objcgs: mixed */
+	CHECK_EQ(sole_bits_of(a), 0);
+	mcg_cache_free(k, a);
+	void *a2 = mcg_cache_alloc_account(k, g[1]);
+	REQUIRE(a2);
+	if (mcg_percpu_mode() == MCG_PERCPU_RSEQ)
+		CHECK(a2 == a); /* the popped object, retagged */
+	mcg_group_t *who = NULL;
+	REQUIRE(mcg_obj_group(a2, &who) == 0);
+	CHECK(who == g[1]);
+	mcg_group_put(who);
+	mcg_group_drain_stocks();
+	CHECK_EQ(read_key(g[0], "memory.stat", "slab"), 0);
+	CHECK_EQ(current_bytes(g[0]), 0);
+	CHECK_EQ(read_key(g[1], "memory.stat", "slab"), 2 * (long)st.charge_size);
+	mcg_cache_free(k, a2);
+	mcg_cache_free(k, b);
+	check_shrink_all_free(k);
+	mcg_group_drain_stocks();
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ(current_bytes(g[i]), 0);
+		CHECK_EQ(read_key(g[i], "memory.stat", "slab"), 0);
+		CHECK_EQ(mcg_group_remove(g[i]), 0);
+		mcg_group_put(g[i]);
+	}
+	CHECK_EQ(mcg_cache_destroy(k), 0);
+	unpin_root_at_rest(&old);
+}
+
+/*
  * Objcg ids are 16-bit: 65 535 objcgs, 3 per group.  Creating groups until
  * none fits fails with -ENOSPC, cleanly; the group holding the last id
  * charges as any other (its id is all ones in a slot); a removed group's
@@ -1076,6 +1125,7 @@ int main(int argc, char **argv)
 	RUN(test_bad_arguments_and_double_free);
 	RUN(test_flush_mixed_runs);
 	RUN(test_retag_moves_charges);
+	RUN(test_retag_huge_object);
 	RUN(test_sole_objcg);
 	RUN(test_failed_charge_keeps_the_slot);
 	RUN(test_huge_objects_charge_exactly);

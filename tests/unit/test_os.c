@@ -115,6 +115,30 @@ static void test_topology_from_sysfs(void)
 	CHECK_EQ(system(cmd), 0);
 }
 
+/* Odd sysfs text: no newline at the end, CPUs out of order, a range with
+ * no end (no CPUs), a node whose cpulist cannot be read (a directory). */
+static void test_topology_odd_files(void)
+{
+	snprintf(fake_root, sizeof(fake_root), "/tmp/memcg-test-os-%d", (int)getpid());
+	mkdir(fake_root, 0700);
+	put("sys/devices/system/cpu/possible", "3,1,5-");
+	put("sys/devices/system/node/possible", "0-1");
+	put("sys/devices/system/node/node0/cpulist", "2,0-1");
+	char dir[256];
+	snprintf(dir, sizeof(dir), "%s/sys/devices/system/node/node1", fake_root);
+	mkdir(dir, 0700);
+	snprintf(dir, sizeof(dir), "%s/sys/devices/system/node/node1/cpulist", fake_root);
+	REQUIRE(mkdir(dir, 0700) == 0);
+	struct mcg_os_topology t;
+	mcg_os_topology_read(fake_root, &t);
+	CHECK_EQ(t.nr_cpus, 4);
+	CHECK_EQ(t.nr_nodes, 1); /* node 1 unreadable */
+	CHECK_EQ(t.cpu_node[2], 0);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", fake_root);
+	CHECK_EQ(system(cmd), 0);
+}
+
 static void test_map_alignments(void)
 {
 	size_t m = mcg_os_mapped();
@@ -198,6 +222,7 @@ int main(int argc, char **argv)
 	}
 	RUN(test_topology);
 	RUN(test_topology_from_sysfs);
+	RUN(test_topology_odd_files);
 	RUN(test_map_alignments);
 	int rc = test_done();
 	fprintf(stderr, "--- again with MCG_NUMA_NODES=4\n");

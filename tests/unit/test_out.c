@@ -2,9 +2,12 @@
 /*
  * test_out.c - the iface layer's output buffer (iface/out.c): appends grow
  * it, printf of any length, the head room and prepend, reset keeps memory,
- * and a failed growth (fault point) sets err and drops every later write.
+ * and a failed growth (fault point) sets err and drops every later write;
+ * so does a text past MCG_OUT_MAX (E2BIG), and a failed format changes
+ * nothing.
  */
 #include <errno.h>
+#include <wchar.h>
 
 #include "iface/out.h"
 #include "memcg/debug.h"
@@ -76,10 +79,42 @@ static void test_failed_growth_sets_err(void)
 	mcg_out_free(&o);
 }
 
+/* Past MCG_OUT_MAX: E2BIG, nothing written (a printf's cut text stays out
+ * of a buffer that had room for part of it); a printf that fails to format
+ * (an unconvertible wide character) changes nothing. */
+static void test_too_big_and_bad_format(void)
+{
+	struct mcg_out o;
+	mcg_out_init(&o);
+	mcg_out_write(&o, NULL, MCG_OUT_MAX);
+	CHECK_EQ(o.err, -E2BIG);
+	CHECK_EQ(mcg_out_size(&o), 0);
+	mcg_out_free(&o);
+	mcg_out_init(&o); /* no buffer yet: nothing to cut */
+	mcg_out_printf(&o, "%*d", (int)MCG_OUT_MAX, 1);
+	CHECK_EQ(o.err, -E2BIG);
+	CHECK_EQ(mcg_out_size(&o), 0);
+	mcg_out_free(&o);
+	mcg_out_init(&o);
+	mcg_out_puts(&o, "abc");
+	mcg_out_printf(&o, "%*d", (int)MCG_OUT_MAX, 1);
+	CHECK_EQ(o.err, -E2BIG);
+	CHECK(!strcmp(mcg_out_data(&o), "abc"));
+	mcg_out_free(&o);
+	mcg_out_init(&o);
+	mcg_out_puts(&o, "x");
+	mcg_out_printf(&o, "%lc", (wint_t)0x10000); /* no multibyte form in the C locale */
+	CHECK_EQ(o.err, 0);
+	CHECK(!strcmp(mcg_out_data(&o), "x"));
+	CHECK_EQ(mcg_out_size(&o), 1);
+	mcg_out_free(&o);
+}
+
 int main(void)
 {
 	RUN(test_append_and_printf);
 	RUN(test_head_and_prepend);
 	RUN(test_failed_growth_sets_err);
+	RUN(test_too_big_and_bad_format);
 	return test_done();
 }

@@ -332,6 +332,36 @@ static void test_odd_cgroup_files(void)
 	REQUIRE(mcg_pressure_set_root(NULL) == 0);
 }
 
+/* proc/meminfo without a MemTotal, or with 0: 1 GiB assumed (not this
+ * machine's sysinfo: the root is not the real one); a cgroup file whose
+ * last line has no newline is read all the same. */
+static void test_odd_meminfo(void)
+{
+	fresh_tree();
+	put("proc/meminfo", "MemFree:         1000 kB\n");
+	REQUIRE(mcg_pressure_set_root(tmp) == 0);
+	REQUIRE(mcg_pressure_start(&quiet) == 0);
+	mcg_pressure_status_t s = status();
+	CHECK_EQ(s.budget, (size_t)1 << 30);
+	CHECK_EQ(s.budget_kind, MCG_BUDGET_PHYSICAL);
+	CHECK(strstr(s.budget_source, "assumed 1 GiB") != NULL);
+	mcg_pressure_stop();
+	put("proc/meminfo", "MemTotal:        0 kB\n");
+	REQUIRE(mcg_pressure_start(&quiet) == 0);
+	CHECK_EQ(status().budget, (size_t)1 << 30);
+	mcg_pressure_stop();
+	put("proc/meminfo", "MemTotal:        8388608 kB\n");
+	put("proc/self/cgroup", "0::/nl");
+	put("sys/fs/cgroup/cgroup.controllers", "memory\n");
+	put("sys/fs/cgroup/nl/memory.max", "67108864\n");
+	REQUIRE(mcg_pressure_start(&quiet) == 0);
+	s = status();
+	CHECK_EQ(s.budget, (size_t)64 << 20);
+	CHECK_EQ(s.budget_kind, MCG_BUDGET_CGROUP_V2);
+	mcg_pressure_stop();
+	REQUIRE(mcg_pressure_set_root(NULL) == 0);
+}
+
 static void test_bad_config(void)
 {
 	mcg_pressure_config_t c = {.high_pct = 101};
@@ -646,6 +676,25 @@ static void test_real_system(void)
 	mcg_pressure_stop();
 }
 
+/* Stopped: a wakeup does nothing; the text forms refuse a NULL buffer with
+ * room, a zero-length root stat writes nothing, and the stat says so. */
+static void test_stopped_calls(void)
+{
+	mcg_pressure_stop();
+	mcg_pressure_status_t before = status();
+	CHECK_EQ(before.running, 0);
+	mcg_pressure_wake();
+	mcg_pressure_status_t after = status();
+	CHECK_EQ(after.wakeups, before.wakeups);
+	CHECK_EQ(mcg_pressure_read(NULL, 16), -EINVAL);
+	char buf[512] = "keep";
+	mcg_pressure_root_stat(buf, 0);
+	CHECK(!strcmp(buf, "keep"));
+	mcg_pressure_root_stat(buf, sizeof(buf));
+	CHECK(!strncmp(buf, "pressure_running 0\n", 19));
+	CHECK(strstr(buf, "pressure_budget_source none\npressure_psi none\n") != NULL);
+}
+
 int main(void)
 {
 	if (mcg_group_create(NULL, "t", &t))
@@ -656,6 +705,7 @@ int main(void)
 	RUN(test_namespaced_budget);
 	RUN(test_physical_fallback);
 	RUN(test_odd_cgroup_files);
+	RUN(test_odd_meminfo);
 	RUN(test_bad_config);
 	RUN(test_balance_root_usage);
 	RUN(test_balance_external_usage);
@@ -665,6 +715,7 @@ int main(void)
 	RUN(test_restart_has_no_stale_wakeup);
 	RUN(test_default_reclaim_shrinkers);
 	RUN(test_real_system);
+	RUN(test_stopped_calls);
 	mcg_pressure_set_root(NULL);
 	if (tmp[0])
 		nftw(tmp, rm_one, 8, FTW_DEPTH | FTW_PHYS);

@@ -290,6 +290,57 @@ static void test_fault_sweep(void)
 	}
 }
 
+/*
+ * Sticky faults (the Nth allocation and every one after it fail) over the
+ * commands, the reply buffer kept between rounds: a whole reply, or an
+ * ENOMEM error line, or nothing when the buffer had no room even for the
+ * shortest one and no memory came.
+ */
+static void test_fault_sweep_sticky(void)
+{
+	static const char *const lines[] = {
+	        "json all",    "slabinfo", "json slabinfo",     "groups",
+	        "json stat /", "info",     "read / memory.stat"};
+	for (int fresh = 0; fresh < 2; fresh++) {
+		for (size_t l = 0; l < sizeof(lines) / sizeof(lines[0]); l++) {
+			int done = 0, failed = 0;
+			for (unsigned long n = 1; n < 5000 && !done; n++) {
+				mcg_fault_inject(n, 1);
+				int err =
+				        mcg_control_handle_line(lines[l], strlen(lines[l]), &reply);
+				unsigned long hit = mcg_fault_failed();
+				mcg_fault_inject(0, 0);
+				size_t len = reply.buf ? mcg_out_size(&reply) : 0;
+				const char *r = len ? mcg_out_data(&reply) : NULL;
+				if (err) {
+					failed++;
+					CHECK_EQ(err, -ENOMEM);
+					if (r && !starts(r, "error ENOMEM "))
+						CHECK(!fprintf(stderr, "'%s' n %lu: '%.*s'\n",
+						               lines[l], n, (int)len, r));
+				} else {
+					CHECK(r && starts(r, "ok "));
+				}
+				done = !hit;
+				if (fresh)
+					mcg_out_free(&reply);
+			}
+			CHECK(done);
+			CHECK(failed > 0 || !fresh); /* a kept buffer may need no memory */
+		}
+	}
+}
+
+/* An error about a word holding control bytes is still one printable line. */
+static void test_error_text_printable(void)
+{
+	const char *r = ask("read /no%01pe%7f memory.max");
+	CHECK(starts(r, "error ENOENT "));
+	size_t n = strlen(r);
+	for (size_t i = 0; i + 1 < n; i++)
+		CHECK((unsigned char)r[i] >= 0x20 && r[i] != 0x7f);
+}
+
 int main(void)
 {
 	mcg_out_init(&reply);
@@ -306,6 +357,8 @@ int main(void)
 	RUN(test_slabinfo_metrics_all);
 	RUN(test_malformed);
 	RUN(test_fault_sweep);
+	RUN(test_fault_sweep_sticky);
+	RUN(test_error_text_printable);
 	mcg_out_free(&reply);
 	mcg_group_t *gs[] = {x, a, sp};
 	for (int i = 0; i < 3; i++) {

@@ -4,16 +4,55 @@
  * the served protocol is test_server_mt's): a path longer than a socket
  * path may be, an empty one, one in a directory that does not exist, one
  * whose directory is not writable; each fails cleanly, leaves no file and
- * no server, and a start afterwards works.
+ * no server, and a start afterwards works.  Also mcg_control_path()'s bad
+ * arguments, an overlong request cut off by the end of its stream, and a
+ * server under a descriptor limit below its floor.
  */
 #include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "memcg/control.h"
+#include "memcg/debug.h"
 #include "test.h"
 
 static char dir[64];
+
+/* Memory faults in the first start (the clients' table, the thread): each
+ * fails cleanly - no server, no socket file - and the next start works. */
+static void test_start_faults(void)
+{
+	char path[128], buf[256];
+	snprintf(path, sizeof(path), "%s/sock-fault", dir);
+	unsigned long nth;
+	int failed = 0;
+	for (nth = 1; nth < 100; nth++) {
+		mcg_fault_inject(nth, 0);
+		int err = mcg_control_start(path);
+		unsigned long hit = mcg_fault_failed();
+		mcg_fault_inject(0, 0);
+		if (err) {
+			failed++;
+			CHECK(err == -ENOMEM || err == -EAGAIN);
+			CHECK(access(path, F_OK) != 0);
+			CHECK_EQ(mcg_control_path(buf, sizeof(buf)), -ENOENT);
+		} else {
+			CHECK_EQ(mcg_control_path(buf, sizeof(buf)), 0);
+			mcg_control_stop();
+			CHECK(access(path, F_OK) != 0);
+		}
+		if (!hit)
+			break;
+	}
+	CHECK(nth < 100);
+	CHECK(failed >= 2); /* the table and the thread */
+}
 
 static void test_start_failures(void)
 {
@@ -47,11 +86,165 @@ static void test_start_failures(void)
 	rmdir(ro);
 }
 
+static int dial(const char *p)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", p);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static bool send_all(int fd, const void *b, size_t n)
+{
+	const char *p = b;
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			return false;
+		p += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+/* Everything @fd sends until its end (or 5 s of silence) into @b; its length. */
+static size_t read_to_end(int fd, char *b, size_t len)
+{
+	size_t got = 0;
+	while (got + 1 < len) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 5000) <= 0)
+			break;
+		ssize_t n = recv(fd, b + got, len - 1 - got, 0);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	b[got] = '\0';
+	return got;
+}
+
+/* mcg_control_path()'s bad arguments: -EINVAL, the buffer untouched. */
+static void test_path_bad_arguments(void)
+{
+	char path[128], buf[8] = "keep";
+	snprintf(path, sizeof(path), "%s/sock-args", dir);
+	REQUIRE(mcg_control_start(path) == 0);
+	CHECK_EQ(mcg_control_path(NULL, 100), -EINVAL);
+	CHECK_EQ(mcg_control_path(buf, 0), -EINVAL);
+	CHECK(!strcmp(buf, "keep"));
+	mcg_control_stop();
+	CHECK_EQ(mcg_control_path(NULL, 100), -EINVAL);
+}
+
+/* An overlong request whose stream then ends without a newline: one E2BIG,
+ * the rest of it discarded, and the connection closed. */
+static void test_overlong_then_end(void)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/sock-long", dir);
+	REQUIRE(mcg_control_start(path) == 0);
+	int fd = dial(path);
+	REQUIRE(fd >= 0);
+	static char big[6000]; /* past the 4096-byte line buffer, no newline */
+	memset(big, 'x', sizeof(big));
+	CHECK(send_all(fd, big, sizeof(big)));
+	shutdown(fd, SHUT_WR);
+	static char got[4096];
+	read_to_end(fd, got, sizeof(got));
+	CHECK(!strcmp(got,
+	              "error E2BIG Argument list too long: a request is at most 4095 bytes\n"));
+	close(fd);
+	mcg_control_stop();
+}
+
+/* Fewer descriptors allowed than the server's floor (1000): it keeps the
+ * numbers it got and serves all the same.  In a child: the limit is the
+ * process's. */
+static void test_low_descriptor_limit(void)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/sock-lowfd", dir);
+	fflush(NULL);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl;
+		int bad = 0;
+		if (getrlimit(RLIMIT_NOFILE, &rl))
+			exit(100);
+		rl.rlim_cur = 64;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			exit(101);
+		bad |= (mcg_control_start(path) != 0) << 0;
+		int fd = dial(path);
+		bad |= (fd < 0 || fd >= 64) << 1;
+		static char got[256];
+		bad |= (fd < 0 || !send_all(fd, "read / memory.max", 17)) << 2;
+		if (fd >= 0)
+			shutdown(fd, SHUT_WR);
+		bad |= (fd < 0 || read_to_end(fd, got, sizeof(got)) != 9 ||
+		        strcmp(got, "ok 4\nmax\n"))
+		       << 3;
+		if (fd >= 0)
+			close(fd);
+		mcg_control_stop();
+		bad |= (access(path, F_OK) == 0) << 4;
+		exit(bad); /* exit: the child's coverage is written */
+	}
+	int st;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 0);
+}
+
+/* A fork while a client is connected: the child serves nothing and closes
+ * its copies of the server's descriptors; the parent's client is served on. */
+static void test_fork_with_client(void)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/sock-fork", dir);
+	REQUIRE(mcg_control_start(path) == 0);
+	int fd = dial(path);
+	REQUIRE(fd >= 0);
+	static char got[256];
+	CHECK(send_all(fd, "read / memory.max\n", 18));
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	CHECK(poll(&p, 1, 5000) == 1 && recv(fd, got, sizeof(got) - 1, 0) == 9);
+	fflush(NULL);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		char buf[256];
+		int bad = (mcg_control_path(buf, sizeof(buf)) != -ENOENT) << 0;
+		bad |= (access(path, F_OK) != 0) << 1; /* the parent's socket stays */
+		exit(bad);                             /* exit: the child's coverage is written */
+	}
+	int st;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(send_all(fd, "read / memory.max", 17));
+	shutdown(fd, SHUT_WR);
+	CHECK_EQ(read_to_end(fd, got, sizeof(got)), 9);
+	CHECK(!strcmp(got, "ok 4\nmax\n"));
+	close(fd);
+	mcg_control_stop();
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/memcg-test-server-%d", (int)getpid());
 	mkdir(dir, 0700);
+	RUN(test_start_faults); /* first: the clients' table is mapped once */
 	RUN(test_start_failures);
+	RUN(test_path_bad_arguments);
+	RUN(test_overlong_then_end);
+	RUN(test_low_descriptor_limit);
+	RUN(test_fork_with_client);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))

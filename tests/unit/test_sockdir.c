@@ -8,6 +8,7 @@
  * 0700 directory, or -EACCES with no socket.
  */
 #include <errno.h>
+#include <limits.h>
 #include <sys/stat.h>
 
 #include "iface/sockdir.h"
@@ -47,6 +48,33 @@ static void test_default_dir(void)
 	CHECK(!strcmp(buf, want));
 	CHECK_EQ(mcg_control_default_path(0, buf, sizeof(buf)), -EINVAL);
 	unsetenv("XDG_RUNTIME_DIR");
+}
+
+/* mcg_control_default_path(): a NULL buffer; a runtime directory (a file,
+ * not a directory: the fallback) and one whose path leaves no room for
+ * the socket directory's name (-ENAMETOOLONG). */
+static void test_default_path_edges(void)
+{
+	char buf[256];
+	CHECK_EQ(mcg_control_default_path(1234, NULL, 10), -EINVAL);
+	char file[PATH_MAX];
+	snprintf(file, sizeof(file), "%s/a-file", tmp);
+	FILE *f = fopen(file, "w");
+	REQUIRE(f);
+	fclose(f);
+	setenv("XDG_RUNTIME_DIR", file, 1); /* not a directory: the fallback */
+	CHECK_EQ(mcg_sockdir_default(buf, sizeof(buf)), 0);
+	CHECK(!strncmp(buf, "/tmp/memcg-", 11));
+	char deep[PATH_MAX];
+	int n = snprintf(deep, sizeof(deep), "%s/", tmp);
+	memset(deep + n, 'd', 250);
+	deep[n + 250] = '\0';
+	REQUIRE(mkdir(deep, 0700) == 0);
+	setenv("XDG_RUNTIME_DIR", deep, 1);
+	CHECK_EQ(mcg_control_default_path(1234, buf, sizeof(buf)), -ENAMETOOLONG);
+	unsetenv("XDG_RUNTIME_DIR");
+	rmdir(deep);
+	unlink(file);
 }
 
 static void test_make_and_refuse(void)
@@ -122,6 +150,7 @@ int main(void)
 	if (!mkdtemp(tmp))
 		return 1;
 	RUN(test_default_dir);
+	RUN(test_default_path_edges);
 	RUN(test_make_and_refuse);
 	RUN(test_start_in_dirs);
 	char cmd[128];

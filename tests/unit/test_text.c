@@ -8,6 +8,7 @@
 #include <errno.h>
 
 #include "group/group.h"
+#include "memcg/reclaim.h"
 #include "test.h"
 
 static mcg_group_t *g;
@@ -151,6 +152,30 @@ static void test_current_peak_stat(void)
 	CHECK(!strcmp(rd("memory.peak"), "262144\n"));
 }
 
+/*
+ * memory.reclaim and memory.high around reclaim: before reclaim is set up
+ * a reclaim request cannot be served (-EAGAIN), 0 bytes is nothing to do,
+ * "max" is no byte count.  Set up, a memory.high under pages nothing can
+ * reclaim (plain charges) is set all the same after its tries, and the
+ * pages stay charged.
+ */
+static void test_reclaim_writes(void)
+{
+	CHECK_EQ(mcg_group_write(g, "memory.reclaim", "4096"), -EAGAIN);
+	CHECK_EQ(mcg_group_write(g, "memory.reclaim", "0"), 0);
+	CHECK_EQ(mcg_group_write(g, "memory.reclaim", "max"), -EINVAL);
+	mcg_reclaim_init();
+	CHECK_EQ(mcg_charge(g, 10, 0), 0);
+	mcg_group_drain_stocks();
+	CHECK_EQ(mcg_group_write(g, "memory.high", "8192"), 0);
+	CHECK(!strcmp(rd("memory.high"), "8192\n"));
+	CHECK(!strcmp(rd("memory.current"), "40960\n"));
+	CHECK_EQ(mcg_group_write(g, "memory.high", "max"), 0);
+	CHECK_EQ(mcg_uncharge(g, 10), 0);
+	mcg_group_drain_stocks();
+	CHECK(!strcmp(rd("memory.current"), "0\n"));
+}
+
 int main(void)
 {
 	if (mcg_group_create(NULL, "text", &g))
@@ -161,6 +186,7 @@ int main(void)
 	RUN(test_bad_writes_unchanged);
 	RUN(test_read_errors_and_truncation);
 	RUN(test_current_peak_stat);
+	RUN(test_reclaim_writes);
 	mcg_group_remove(g);
 	mcg_group_put(g);
 	return test_done();
