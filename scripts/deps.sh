@@ -13,14 +13,15 @@
 #               sort, gcc, perl and python3 on every malloc
 #   proof:      clang, libclang-rt-14-dev (libFuzzer and its sanitizer runtimes:
 #               tests/fuzz, scripts/fuzz.sh), valgrind (scripts/valgrind.sh),
-#               gcovr (scripts/coverage.sh, scripts/mutate.sh)
+#               gcovr (scripts/coverage.sh, scripts/mutate.sh), ninja-build
+#               (scripts/mutate.sh builds each mutant with Ninja)
 #   kvcache:    redis-server, redis-tools (redis-cli, redis-benchmark): the
 #               example server's tests, demo and benchmark talk to it with
 #               real clients and compare it with a real redis-server
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config python3 perl git clang-format
-      clang libclang-rt-14-dev valgrind gcovr
+      clang libclang-rt-14-dev valgrind gcovr ninja-build
       libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 redis-server redis-tools
       libmicrohttpd-dev curl prometheus util-linux bsdutils gnuplot-nox
       sqlite3 xz-utils)

@@ -225,7 +225,6 @@ mcg_public int mcg_group_create(mcg_group_t *parent, const char *name, mcg_group
 	mcg_list_init(&g->pop_children);
 	mcg_list_init(&g->pop_sibling);
 	g->parent = parent;
-	g->depth = parent->depth + 1;
 	g->online = 1;
 	g->refcnt = 2; /* the tree's and the caller's */
 	g->dirty_ratio = MCG_READ_ONCE(parent->dirty_ratio);

@@ -69,7 +69,6 @@ struct mcg_group {
 	long refcnt;                      /* atomic */
 	int online;                       /* 1 until removed (written under the tree lock) */
 	unsigned long id;                 /* unique, never reused; root 0 */
-	unsigned depth;                   /* root 0 */
 	long events[MCG_NR_EVENTS];       /* hierarchical (atomic) */
 	long events_local[MCG_NR_EVENTS]; /* this group only (atomic) */
 	long nr_descendants;              /* online descendants (tree lock) */

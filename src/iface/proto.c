@@ -430,7 +430,7 @@ int mcg_control_handle_line(const char *line, size_t len, struct mcg_out *reply)
 		return mcg_control_error(reply, -E2BIG, "a request is at most %d bytes",
 		                         MCG_CONTROL_LINE_MAX - 1);
 	char decoded[MCG_CONTROL_LINE_MAX + MAX_WORDS];
-	struct request rq = {.reply = reply};
+	struct request rq = {.reply = reply}; /* rq.tmp empty, freed on each way out */
 	size_t d = 0;
 	for (size_t i = 0; i < len;) {
 		if (line[i] == ' ' || line[i] == '\t') {
@@ -462,7 +462,6 @@ int mcg_control_handle_line(const char *line, size_t len, struct mcg_out *reply)
 		if (!strcmp(rq.word[0], commands[i].name))
 			c = &commands[i];
 	if (!c) {
-		mcg_out_init(&rq.tmp);
 		int e = mcg_control_error(reply, -EINVAL, "unknown command %s (try: help)",
 		                          shown(&rq.tmp, rq.word[0]));
 		mcg_out_free(&rq.tmp);
@@ -478,7 +477,6 @@ int mcg_control_handle_line(const char *line, size_t len, struct mcg_out *reply)
 	mcg_out_reset(reply, MCG_CONTROL_HEAD);
 	if (reply->err)
 		return mcg_control_error(reply, reply->err, "reply");
-	mcg_out_init(&rq.tmp);
 	rq.body = reply;
 	int err = c->fn(&rq);
 	mcg_out_free(&rq.tmp);

@@ -22,6 +22,12 @@
 #include "base/options.h"
 #include "memcg/debug.h"
 
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h> /* client requests: a few no-op instructions natively */
+#else
+#define VALGRIND_MAKE_MEM_DEFINED(addr, len) ((void)0)
+#endif
+
 static size_t os_mapped_bytes;
 static unsigned os_nr_cpus = 1, os_nr_nodes = 1, os_real_nodes = 1;
 static uint8_t os_cpu_node[MCG_MAX_CPUS];
@@ -91,6 +97,9 @@ void *mcg_os_remap(void *addr, size_t old, size_t new, size_t align)
 			munmap(dst, new);
 			return NULL;
 		}
+		/* memcheck loses a mapping moved onto a reservation: the block
+		 * is there, its bytes defined (moved, or a fresh tail's zero). */
+		VALGRIND_MAKE_MEM_DEFINED(p, new);
 	}
 	__atomic_add_fetch(&os_mapped_bytes, new - old, __ATOMIC_RELAXED);
 	return p;

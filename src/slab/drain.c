@@ -123,10 +123,8 @@ static void drain_arrays(struct mcg_cache *c, const uint8_t *which, bool fifth)
 			if (first)
 				want[cpu] = fifth ? (cur + 4) / 5 : cur;
 			want[cpu] = MCG_MIN(want[cpu], cur); /* it ran between rounds */
-			if (more || !want[cpu]) {
-				more |= want[cpu] != 0;
-				continue;
-			}
+			if (more || !want[cpu])
+				continue; /* (more: a full tally, this CPU waits a round) */
 			want[cpu] -= array_give_back(c, st, want[cpu], &ch);
 			more |= want[cpu] != 0;
 		}

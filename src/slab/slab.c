@@ -56,7 +56,8 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 	unsigned u = mcg_chunk_unit(ch, span);
 	struct mcg_slab *s = (struct mcg_slab *)ch->meta[u];
 	/* Every field but the lock, which is unlocked whenever nobody holds it
-	 * (and zero, i.e. unlocked, in a fresh descriptor page). */
+	 * (and zero, i.e. unlocked, in a fresh descriptor page), and the link,
+	 * written as mcg_node_take() puts the slab on its list (list 0: none). */
 	s->hint = 0;
 	s->inuse = 0;
 	s->carved = 0;
@@ -80,7 +81,6 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 		s->bitmap[s->nobjs / 64] = ~0ull << (s->nobjs % 64);
 	s->node = (uint16_t)node;
 	s->units = (uint8_t)c->slab_units;
-	mcg_list_init(&s->link);
 	for (unsigned i = 1; i < c->slab_units; i++) {
 		struct mcg_slab *d = (struct mcg_slab *)ch->meta[u + i];
 		d->cache = c;
@@ -202,8 +202,7 @@ unsigned mcg_node_take(struct mcg_cache *c, unsigned node, void **objs, unsigned
 			s = slab_grow(c, node);
 			mcg_lock(&cn->lock);
 			if (!s)
-				break;
-			slab_set_list(cn, s, MCG_SLAB_PARTIAL);
+				break; /* a new slab is on no list: put on its own below */
 		}
 		mcg_spin_lock(&s->lock);
 		got += slab_take(c, s, objs + got, n - got, fresh, got);

@@ -291,6 +291,32 @@ static void test_reap_all_and_reaper(void)
 	free(objs);
 }
 
+/* The reaper started again after a stop ages as it did the first time. */
+static void test_reaper_restarts(void)
+{
+	mcg_cache_t *c = mcg_cache_create("restart", 4096, 0, 0, NULL);
+	REQUIRE(c);
+	CHECK_EQ(mcg_reaper_start(5), 0);
+	mcg_reaper_stop();
+	CHECK_EQ(mcg_reaper_start(5), 0);
+	size_t n = stats_of(c).objs_per_slab * 4;
+	void **objs = calloc(n, sizeof(void *));
+	REQUIRE(objs);
+	for (size_t i = 0; i < n; i++)
+		REQUIRE((objs[i] = mcg_cache_alloc(c)));
+	for (size_t i = 0; i < n; i++)
+		mcg_cache_free(c, objs[i]);
+	CHECK(stats_of(c).num_slabs > 0);
+	for (int i = 0; i < 400 && stats_of(c).num_slabs > 0; i++) {
+		struct timespec ts = {0, 5 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	CHECK_EQ(stats_of(c).num_slabs, 0);
+	mcg_reaper_stop();
+	CHECK_EQ(mcg_cache_destroy(c), 0);
+	free(objs);
+}
+
 /* Every cache at once, kmalloc's included: each keeps no object in its arrays and no slab. */
 static void test_shrink_all(void)
 {
@@ -332,6 +358,7 @@ int main(int argc, char **argv)
 	RUN(test_reap_arrays);
 	RUN(test_reap_slabs_gradually);
 	RUN(test_reap_all_and_reaper);
+	RUN(test_reaper_restarts);
 	RUN(test_shrink_all);
 	RUN(test_age_inline);
 	int rc = test_done();

@@ -18,6 +18,7 @@
 #include "memcg/file.h"
 #include "memcg/memcg.h"
 #include "memcg/reclaim.h"
+#include "pagecache/flusher.h"
 #include "test.h"
 #include "tmpdir.h"
 
@@ -431,6 +432,17 @@ static void test_read_only_file(void)
 	CHECK_EQ(WEXITSTATUS(st), 0);
 }
 
+/* The first file opened starts the page cache and its flusher threads
+ * (periodic writeback needs them before any work is queued). */
+static void test_open_starts_flushers(void)
+{
+	CHECK(!mcg_flusher_running());
+	mcg_file_t *f = open_new("flushers", &buffered);
+	REQUIRE(f);
+	CHECK(mcg_flusher_running());
+	mcg_file_close(f);
+}
+
 /* Before any file is opened the page cache is not started: the calls on
  * all files do nothing and say so. */
 static void test_not_started(void)
@@ -573,6 +585,7 @@ int main(void)
 		return 1;
 	}
 	RUN(test_not_started);
+	RUN(test_open_starts_flushers); /* before anything opens a file */
 	RUN(test_bad_arguments);
 	RUN(test_bad_arguments_more);
 	RUN(test_open_fallback);

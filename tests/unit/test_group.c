@@ -15,6 +15,10 @@
 
 #include "group/group.h"
 #include "memcg/debug.h"
+#include "memcg/kmalloc.h"
+#include "memcg/slab.h"
+#include "slab/kmalloc_fast.h"
+#include "memcg/group.h"
 #include "test.h"
 
 static void test_names(void)
@@ -280,6 +284,76 @@ static void test_create_fault(void)
 	CHECK_EQ(mcg_group_root()->nr_descendants, 0);
 }
 
+/* The text of @file of @g, its newline cut. */
+static const char *file_text(mcg_group_t *g, const char *file)
+{
+	static char b[64];
+	ssize_t n = mcg_group_read(g, file, b, sizeof(b));
+	if (n <= 0 || (size_t)n >= sizeof(b))
+		return "?";
+	b[n - 1] = '\0';
+	return b;
+}
+
+/* A new group starts with its parent's dirty limits, each of the four. */
+static void test_dirty_limits_inherited(void)
+{
+	mcg_group_t *p, *c, *q, *d;
+	REQUIRE(!mcg_group_create(NULL, "dratio", &p));
+	REQUIRE(!mcg_group_write(p, "memory.dirty_ratio", "30"));
+	REQUIRE(!mcg_group_write(p, "memory.dirty_background_ratio", "7"));
+	REQUIRE(!mcg_group_create(p, "c", &c));
+	CHECK(!strcmp(file_text(c, "memory.dirty_ratio"), "30"));
+	CHECK(!strcmp(file_text(c, "memory.dirty_background_ratio"), "7"));
+	CHECK(!strcmp(file_text(c, "memory.dirty_bytes"), "0"));
+	CHECK(!strcmp(file_text(c, "memory.dirty_background_bytes"), "0"));
+	REQUIRE(!mcg_group_create(NULL, "dbytes", &q));
+	REQUIRE(!mcg_group_write(q, "memory.dirty_bytes", "8M"));
+	REQUIRE(!mcg_group_write(q, "memory.dirty_background_bytes", "1M"));
+	REQUIRE(!mcg_group_create(q, "d", &d));
+	CHECK(!strcmp(file_text(d, "memory.dirty_bytes"), "8388608"));
+	CHECK(!strcmp(file_text(d, "memory.dirty_background_bytes"), "1048576"));
+	CHECK(!strcmp(file_text(d, "memory.dirty_ratio"), "0"));
+	CHECK(!strcmp(file_text(d, "memory.dirty_background_ratio"), "0"));
+	mcg_group_t *v[] = {c, p, d, q};
+	for (int i = 0; i < 4; i++) {
+		mcg_group_remove(v[i]);
+		mcg_group_put(v[i]);
+	}
+}
+
+/* Objects handed out by every kmalloc cache, and the large blocks' bytes
+ * (both exact at rest). */
+static size_t kmalloc_in_use(size_t *large)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < KMALLOC_CLASSES; i++) {
+		mcg_cache_stats_t st;
+		if (mcg_kmalloc_caches_[i] && !mcg_cache_stats(mcg_kmalloc_caches_[i], &st))
+			n += st.active_objs;
+	}
+	struct mcg_large_stats ls;
+	*large = mcg_kmalloc_large_stats(&ls) ? 0 : ls.in_use;
+	return n;
+}
+
+/* A create refused for a name in use gives back all it allocated. */
+static void test_refused_create_keeps_nothing(void)
+{
+	mcg_group_t *g, *dup = NULL;
+	REQUIRE(!mcg_group_create(NULL, "taken", &g));
+	CHECK_EQ(mcg_group_create(NULL, "taken", &dup), -EEXIST); /* warm */
+	size_t large_before, large_after;
+	size_t before = kmalloc_in_use(&large_before);
+	for (int i = 0; i < 32; i++)
+		CHECK_EQ(mcg_group_create(NULL, "taken", &dup), -EEXIST);
+	CHECK(dup == NULL);
+	CHECK_EQ(kmalloc_in_use(&large_after), before);
+	CHECK_EQ(large_after, large_before);
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
 int main(void)
 {
 	RUN(test_names);
@@ -289,5 +363,7 @@ int main(void)
 	RUN(test_parent_lives_with_child);
 	RUN(test_thread_context);
 	RUN(test_create_fault);
+	RUN(test_dirty_limits_inherited);
+	RUN(test_refused_create_keeps_nothing);
 	return test_done();
 }

@@ -9,6 +9,7 @@
  * more segments than one system call takes.  Also the fault point's own
  * argument checks and counters (base/fault.c).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -274,6 +275,49 @@ static void test_direct_probe(void)
 	tmpdir_remove(shm);
 }
 
+/* Descriptors this process has open (/proc/self/fd, less the one reading it). */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;
+}
+
+/* The O_DIRECT probe closes what it opened, whatever it finds. */
+static void test_direct_probe_closes(void)
+{
+	char shm[4096];
+	if (tmpdir_make(shm, sizeof(shm), "/dev/shm"))
+		SKIP("no /dev/shm to make a directory in");
+	char path[4200];
+	tmpdir_path(path, sizeof(path), shm, "probe");
+	int fd = mcg_io_open(path, O_RDWR | O_CREAT, 0644);
+	REQUIRE(fd >= 0);
+	bool reported = false;
+#ifdef STATX_DIOALIGN
+	struct statx stx;
+	reported = !statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) &&
+	           (stx.stx_mask & STATX_DIOALIGN);
+#endif
+	if (reported) {
+		mcg_io_close(fd);
+		tmpdir_remove(shm);
+		SKIP("the kernel reports STATX_DIOALIGN for tmpfs: no probe");
+	}
+	int before = open_fds();
+	REQUIRE(before > 0);
+	for (int i = 0; i < 8; i++)
+		CHECK(mcg_io_direct_align(path, fd) >= 0);
+	CHECK_EQ(open_fds(), before);
+	mcg_io_close(fd);
+	tmpdir_remove(shm);
+}
+
 /* The fault point's arguments: bad ones change nothing. */
 /* mcg_io_extend()'s failures: no descriptor (its fstat), and a descriptor
  * that may not write (its fallocate); the file keeps its size. */
@@ -323,6 +367,7 @@ int main(void)
 	RUN(test_many_segments);
 	RUN(test_direct);
 	RUN(test_direct_probe);
+	RUN(test_direct_probe_closes);
 	RUN(test_fault_arguments);
 	RUN(test_extend_failures);
 	tmpdir_remove(dir);

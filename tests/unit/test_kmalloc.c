@@ -17,6 +17,7 @@
 #include "page/chunk.h"
 #include "page/large.h"
 #include "slab/account.h"
+#include "slab/slab.h"
 #include "test.h"
 
 static int nreports;
@@ -274,6 +275,44 @@ static void test_aligned(void)
 	CHECK_EQ(mcg_posix_memalign(&out, 64, 64), 0);
 	CHECK_EQ(errno, 1234); /* posix_memalign does not set errno */
 	mcg_free(out);
+}
+
+/* posix_memalign reports in its return value and leaves errno as it was:
+ * a bad alignment (EINVAL) and a size no memory holds (ENOMEM). */
+static void test_posix_memalign_keeps_errno(void)
+{
+	void *p = NULL;
+	errno = EXDEV;
+	CHECK_EQ(mcg_posix_memalign(&p, 64, SIZE_MAX - 4096), ENOMEM);
+	CHECK_EQ(errno, EXDEV);
+	CHECK_EQ(mcg_posix_memalign(&p, 3 * sizeof(void *), 64), EINVAL);
+	CHECK_EQ(errno, EXDEV);
+	CHECK_EQ(mcg_posix_memalign(&p, 64, 100), 0);
+	CHECK_EQ(errno, EXDEV);
+	CHECK_EQ((uintptr_t)p % 64, 0);
+	mcg_free(p);
+}
+
+/* A pointer into a unit of memcg's chunk that holds no slab (the chunk's
+ * own header unit, units not carved yet) has no usable size, and is not a
+ * crash. */
+static void test_usable_size_outside_slabs(void)
+{
+	char *p = mcg_malloc(32);
+	REQUIRE(p);
+	struct mcg_chunk *ch = mcg_chunk_of(p);
+	REQUIRE(ch);
+	int outside = 0;
+	for (size_t u = 0; u < MCG_UNITS_PER_CHUNK; u++) {
+		char *at = (char *)ch + u * MCG_UNIT_SIZE + 64;
+		if (mcg_slab_of(at))
+			continue;
+		outside++;
+		CHECK_EQ(mcg_malloc_usable_size(at), 0);
+	}
+	CHECK(outside > 0);
+	CHECK_EQ(mcg_malloc_usable_size(p), 32);
+	mcg_free(p);
 }
 
 static void test_large_mapped(void)
@@ -601,6 +640,8 @@ int main(int argc, char **argv)
 	RUN(test_calloc);
 	RUN(test_realloc);
 	RUN(test_aligned);
+	RUN(test_posix_memalign_keeps_errno);
+	RUN(test_usable_size_outside_slabs);
 	RUN(test_large_mapped);
 	RUN(test_large_calloc_reused);
 	RUN(test_large_double_free);

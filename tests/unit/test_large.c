@@ -437,6 +437,26 @@ static void test_faults(void)
 	}
 }
 
+/* A block grown by resize raises the peak in use as an allocation of its
+ * size would, and the retention cap with it (the floor + half the peak). */
+static void test_resize_peak(void)
+{
+	reset();
+	char *p = mcg_large_alloc(600 * K, 16);
+	REQUIRE(p);
+	size_t in_use = mcg_large_in_use();
+	struct mcg_chunk *n = mcg_large_resize(chunk(p), 16 * M);
+	REQUIRE(n);
+	CHECK_EQ(mcg_large_in_use(), in_use - (HDR + 640 * K) + HDR + 16 * M);
+	CHECK_EQ(mcg_large_cap(), MCG_LARGE_RETAIN_FLOOR + mcg_large_in_use() / 2);
+	n = mcg_large_resize(n, 300 * K); /* shrinking leaves the peak */
+	REQUIRE(n);
+	CHECK_EQ(mcg_large_in_use(), in_use - (HDR + 640 * K) + HDR + 320 * K);
+	CHECK_EQ(mcg_large_cap(), MCG_LARGE_RETAIN_FLOOR + (in_use - 640 * K + 16 * M) / 2);
+	CHECK_EQ(mcg_large_free(n), 0);
+	reset();
+}
+
 int main(void)
 {
 	RUN(test_classes);
@@ -445,6 +465,7 @@ int main(void)
 	RUN(test_cap);
 	RUN(test_age);
 	RUN(test_resize);
+	RUN(test_resize_peak);
 	RUN(test_faults);
 	return test_done();
 }

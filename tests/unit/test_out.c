@@ -79,6 +79,36 @@ static void test_failed_growth_sets_err(void)
 	mcg_out_free(&o);
 }
 
+/* The capacity grows by doubling and is kept: writes that fit in it never
+ * allocate (armed, the fault point sees no call), the next growth doubles. */
+static void test_capacity_kept(void)
+{
+	struct mcg_out o;
+	mcg_out_init(&o);
+	mcg_out_puts(&o, "a");
+	CHECK_EQ(o.cap, 256);
+	char *mem = o.buf;
+	char fill[200];
+	memset(fill, 'f', sizeof(fill));
+	mcg_fault_inject(1, 1);
+	mcg_out_write(&o, fill, sizeof(fill)); /* 201 + the NUL fit in 256 */
+	CHECK_EQ(mcg_fault_count(), 0);
+	mcg_fault_inject(0, 0);
+	CHECK_EQ(o.err, 0);
+	CHECK(o.buf == mem);
+	CHECK_EQ(mcg_out_size(&o), 201);
+	mcg_out_write(&o, fill, 100); /* 301: one growth, to 512 */
+	CHECK_EQ(o.cap, 512);
+	CHECK_EQ(mcg_out_size(&o), 301);
+	mcg_fault_inject(1, 1);
+	mcg_out_write(&o, fill, 200); /* 501 + the NUL fit in 512 */
+	CHECK_EQ(mcg_fault_count(), 0);
+	mcg_fault_inject(0, 0);
+	CHECK_EQ(o.err, 0);
+	CHECK_EQ(mcg_out_size(&o), 501);
+	mcg_out_free(&o);
+}
+
 /* Past MCG_OUT_MAX: E2BIG, nothing written (a printf's cut text stays out
  * of a buffer that had room for part of it); a printf that fails to format
  * (an unconvertible wide character) changes nothing. */
@@ -115,6 +145,7 @@ int main(void)
 	RUN(test_append_and_printf);
 	RUN(test_head_and_prepend);
 	RUN(test_failed_growth_sets_err);
+	RUN(test_capacity_kept);
 	RUN(test_too_big_and_bad_format);
 	return test_done();
 }

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "group/page_counter.h"
 #include "test.h"
@@ -309,9 +310,35 @@ static void test_racing_try_charge(void)
 	CHECK(mcg_page_counter_get(&b, watermark) > 60 - RACE_CHUNK);
 }
 
+/* init sets every field, whatever the memory held before: a counter reused in
+ * place (a group's memory recycled) starts from nothing, not from the bytes
+ * left there. */
+static void test_init_every_field(void)
+{
+	struct mcg_page_counter parent, x;
+	memset(&x, 0xa5, sizeof(x));
+	mcg_page_counter_init(&parent, NULL);
+	mcg_page_counter_init(&x, &parent);
+	CHECK_EQ(x.usage, 0);
+	CHECK_EQ(x.min_usage, 0);
+	CHECK_EQ(x.low_usage, 0);
+	CHECK_EQ(x.children_min_usage, 0);
+	CHECK_EQ(x.children_low_usage, 0);
+	CHECK_EQ(x.emin, 0);
+	CHECK_EQ(x.elow, 0);
+	CHECK_EQ(x.watermark, 0);
+	CHECK_EQ(x.failcnt, 0);
+	CHECK_EQ(x.min, 0);
+	CHECK_EQ(x.low, 0);
+	CHECK_EQ(x.high, MCG_PAGE_COUNTER_MAX);
+	CHECK_EQ(x.max, MCG_PAGE_COUNTER_MAX);
+	CHECK(x.parent == &parent);
+}
+
 int main(void)
 {
 	RUN(test_charge_hierarchy);
+	RUN(test_init_every_field);
 	RUN(test_upto);
 	RUN(test_set_max_below_usage);
 	RUN(test_protected_usage);

@@ -122,9 +122,10 @@ static const mcg_pressure_config_t quiet = {
         .reclaim = give_back,
 };
 
+/* Up to @ms (stretched by test_slowdown(): memcheck's pace) for @counter. */
 static bool wait_for(const long *counter, long at_least, int ms)
 {
-	for (int i = 0; i < ms; i++) {
+	for (long i = 0; i < (long)ms * test_slowdown(); i++) {
 		if (__atomic_load_n(counter, __ATOMIC_RELAXED) >= at_least)
 			return true;
 		usleep(1000);
@@ -133,6 +134,66 @@ static bool wait_for(const long *counter, long at_least, int ms)
 }
 
 /* ------------------------------------------------------------ the budget */
+
+/* The period: as given (an hour: no pass of its own in 350 ms), 100 ms
+ * when none is (a few passes in 350 ms, not a busy loop). */
+static void test_interval(void)
+{
+	fresh_tree();
+	put("proc/self/cgroup", "0::/a\n");
+	put("sys/fs/cgroup/cgroup.controllers", "cpu memory\n");
+	put("sys/fs/cgroup/a/memory.max", "1000000000\n");
+	put("sys/fs/cgroup/a/memory.high", "max\n");
+	put("sys/fs/cgroup/a/memory.current", "1000\n");
+	REQUIRE(mcg_pressure_set_root(tmp) == 0);
+	REQUIRE(mcg_pressure_start(&quiet) == 0);
+	usleep(350 * 1000);
+	CHECK_EQ(status().wakeups, 0);
+	mcg_pressure_stop();
+	mcg_pressure_config_t c = quiet;
+	c.interval_ms = 0;
+	REQUIRE(mcg_pressure_start(&c) == 0);
+	usleep(350 * 1000);
+	long w = (long)status().wakeups;
+	mcg_pressure_stop();
+	CHECK(w >= 1);
+	CHECK(w <= 10);
+}
+
+/* Watermarks given: used as given when low < high, refused otherwise. */
+static void test_watermarks_given(void)
+{
+	fresh_tree();
+	put("proc/self/cgroup", "0::/a\n");
+	put("sys/fs/cgroup/cgroup.controllers", "cpu memory\n");
+	put("sys/fs/cgroup/a/memory.max", "1000000000\n");
+	put("sys/fs/cgroup/a/memory.high", "max\n");
+	put("sys/fs/cgroup/a/memory.current", "1000\n");
+	REQUIRE(mcg_pressure_set_root(tmp) == 0);
+	mcg_pressure_config_t c = quiet;
+	c.low_pct = 50;
+	c.high_pct = 70;
+	REQUIRE(mcg_pressure_start(&c) == 0);
+	mcg_pressure_status_t s = status();
+	CHECK_EQ(s.budget, 1000000000);
+	CHECK_EQ(s.high, 700000000);
+	CHECK_EQ(s.low, 500000000);
+	mcg_pressure_stop();
+	c.high_pct = 0; /* 90 */
+	c.low_pct = 85;
+	REQUIRE(mcg_pressure_start(&c) == 0);
+	s = status();
+	CHECK_EQ(s.high, 900000000);
+	CHECK_EQ(s.low, 850000000);
+	mcg_pressure_stop();
+	c.low_pct = 70;
+	c.high_pct = 70;
+	CHECK_EQ(mcg_pressure_start(&c), -EINVAL);
+	c.low_pct = 95; /* above the default high */
+	c.high_pct = 0;
+	CHECK_EQ(mcg_pressure_start(&c), -EINVAL);
+	CHECK_EQ(status().running, 0);
+}
 
 /* v2: the smallest of memory.max / memory.high up the path; usage and PSI files of the leaf. */
 static void test_v2_budget(void)
@@ -480,7 +541,8 @@ static void test_thread_wakeups(void)
 	CHECK_EQ(mcg_pressure_high_pages, 921);
 	charge_t(1000); /* over the high watermark: the charge itself wakes the thread */
 	CHECK(wait_for(&reclaim_calls, 1, 5000));
-	for (int i = 0; i < 5000 && __atomic_load_n(&t_pages, __ATOMIC_RELAXED) > 820; i++)
+	for (long i = 0;
+	     i < 5000l * test_slowdown() && __atomic_load_n(&t_pages, __ATOMIC_RELAXED) > 820; i++)
 		usleep(1000);
 	CHECK(__atomic_load_n(&t_pages, __ATOMIC_RELAXED) <= 820);
 
@@ -700,6 +762,8 @@ int main(void)
 	if (mcg_group_create(NULL, "t", &t))
 		return 1;
 	RUN(test_v2_budget);
+	RUN(test_watermarks_given);
+	RUN(test_interval);
 	RUN(test_v1_budget);
 	RUN(test_hybrid_budget);
 	RUN(test_namespaced_budget);

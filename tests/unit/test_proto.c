@@ -23,6 +23,7 @@
 #include "memcg/debug.h"
 #include "memcg/kmalloc.h"
 #include "memcg/slab.h"
+#include "slab/kmalloc_fast.h"
 #include "test.h"
 
 static struct mcg_out reply;
@@ -290,6 +291,53 @@ static void test_fault_sweep(void)
 	}
 }
 
+/* info's command is this process's command line, its NULs spaces. */
+static void test_info_command(void)
+{
+	char cmd[512] = "";
+	FILE *fp = fopen("/proc/self/cmdline", "r");
+	REQUIRE(fp);
+	size_t n = fread(cmd, 1, sizeof(cmd) - 1, fp);
+	fclose(fp);
+	REQUIRE(n > 0);
+	while (n > 0 && cmd[n - 1] == '\0')
+		n--;
+	cmd[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (cmd[i] == '\0')
+			cmd[i] = ' ';
+	char want[600];
+	snprintf(want, sizeof(want), "\ncommand %s\n", cmd);
+	CHECK(strstr(ask("info"), want) != NULL);
+}
+
+/* Objects handed out by every kmalloc cache (exact at rest). */
+static size_t kmalloc_in_use(void)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < KMALLOC_CLASSES; i++) {
+		mcg_cache_stats_t st;
+		if (mcg_kmalloc_caches_[i] && !mcg_cache_stats(mcg_kmalloc_caches_[i], &st))
+			n += st.active_objs;
+	}
+	return n;
+}
+
+/* A refused request gives back the scratch text of its error line: after
+ * many, the library holds no more objects than before. */
+static void test_errors_keep_nothing(void)
+{
+	static const char *const lines[] = {"frobnicate now", "read /no-such memory.max",
+	                                    "json stat /no-such", "write /no-such memory.max 1"};
+	for (size_t l = 0; l < sizeof(lines) / sizeof(lines[0]); l++)
+		ask(lines[l]); /* the reply buffer at its size */
+	size_t before = kmalloc_in_use();
+	for (int k = 0; k < 64; k++)
+		for (size_t l = 0; l < sizeof(lines) / sizeof(lines[0]); l++)
+			CHECK(starts(ask(lines[l]), "error E"));
+	CHECK_EQ(kmalloc_in_use(), before);
+}
+
 /*
  * Sticky faults (the Nth allocation and every one after it fail) over the
  * commands, the reply buffer kept between rounds: a whole reply, or an
@@ -348,6 +396,7 @@ int main(void)
 	mcg_group_create(a, "x", &x);
 	mcg_group_create(NULL, "sp ace", &sp);
 	RUN(test_help_and_info);
+	RUN(test_info_command);
 	RUN(test_memory_figures);
 	RUN(test_groups);
 	RUN(test_read);
@@ -356,6 +405,7 @@ int main(void)
 	RUN(test_create_remove);
 	RUN(test_slabinfo_metrics_all);
 	RUN(test_malformed);
+	RUN(test_errors_keep_nothing);
 	RUN(test_fault_sweep);
 	RUN(test_fault_sweep_sticky);
 	RUN(test_error_text_printable);

@@ -8,7 +8,9 @@
  * arguments, an overlong request cut off by the end of its stream, and a
  * server under a descriptor limit below its floor.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <sys/resource.h>
@@ -84,6 +86,71 @@ static void test_start_failures(void)
 	mcg_control_stop();
 	CHECK(access(path, F_OK) != 0); /* the socket file goes with the server */
 	rmdir(ro);
+}
+
+/* Descriptors this process has open (/proc/self/fd, less the one reading it). */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;
+}
+
+/* A start that fails leaves no descriptor open (the socket, the wake
+ * eventfd), however often it is tried. */
+static void test_failures_close_fds(void)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/missing/sock", dir);
+	int before = open_fds();
+	REQUIRE(before > 0);
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(mcg_control_start(path), -ENOENT);
+	CHECK_EQ(open_fds(), before);
+}
+
+/* The process's first servers (test_start_faults) start with every client
+ * slot free: stopping them closed no descriptor they did not accept - fd
+ * 0, open since main() began - and neither does one more. */
+static void test_first_servers_kept_stdin(void)
+{
+	CHECK(fcntl(0, F_GETFD) >= 0);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/first", dir);
+	REQUIRE(mcg_control_start(path) == 0);
+	mcg_control_stop();
+	CHECK(fcntl(0, F_GETFD) >= 0);
+}
+
+/* The server's thread is named memcg-control (ps, top and gdb show it). */
+static void test_thread_named(void)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/named", dir);
+	REQUIRE(mcg_control_start(path) == 0);
+	int named = 0;
+	DIR *d = opendir("/proc/self/task");
+	REQUIRE(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		char f[300], comm[32] = "";
+		snprintf(f, sizeof(f), "/proc/self/task/%s/comm", e->d_name);
+		FILE *fp = fopen(f, "r");
+		if (fp) {
+			if (fgets(comm, sizeof(comm), fp))
+				named += !strcmp(comm, "memcg-control\n");
+			fclose(fp);
+		}
+	}
+	closedir(d);
+	mcg_control_stop();
+	CHECK_EQ(named, 1);
 }
 
 static int dial(const char *p)
@@ -239,12 +306,17 @@ int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/memcg-test-server-%d", (int)getpid());
 	mkdir(dir, 0700);
-	RUN(test_start_faults); /* first: the clients' table is mapped once */
+	if (fcntl(0, F_GETFD) < 0 && open("/dev/null", O_RDONLY) != 0) /* fd 0: see below */
+		return 1;
+	RUN(test_start_faults);             /* first: the clients' table is mapped once */
+	RUN(test_first_servers_kept_stdin); /* after the first starts */
 	RUN(test_start_failures);
 	RUN(test_path_bad_arguments);
 	RUN(test_overlong_then_end);
 	RUN(test_low_descriptor_limit);
 	RUN(test_fork_with_client);
+	RUN(test_failures_close_fds);
+	RUN(test_thread_named);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))

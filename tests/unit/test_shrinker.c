@@ -8,9 +8,13 @@
  */
 #include <errno.h>
 
+#include "group/group.h"
 #include "memcg/group.h"
+#include "memcg/kmalloc.h"
 #include "memcg/reclaim.h"
+#include "memcg/slab.h"
 #include "reclaim/shrinker.h"
+#include "slab/kmalloc_fast.h"
 #include "test.h"
 
 /* A fake shrinker: a count per call; scans record what they were asked. */
@@ -162,6 +166,48 @@ static void test_marks(void)
 	mcg_group_put(g);
 }
 
+/* Entries of a pop_children list, walked at most @max steps (-1: the walk
+ * did not come back to the head, the list is broken). */
+static int pop_entries(mcg_group_t *parent, int max)
+{
+	int n = 0;
+	for (struct mcg_list *it = parent->pop_children.next; it != &parent->pop_children;
+	     it = it->next)
+		if (++n > max)
+			return -1;
+	return n;
+}
+
+/* The populated tree: a group with marks is on its parent's pop_children
+ * once, and so is each ancestor with populated descendants, however many
+ * it has (a second populated child changes the count, not the lists). */
+static void test_populated_tree(void)
+{
+	mcg_shrinker_t *s = mk(MCG_SHRINKER_MEMCG_AWARE, 2, 128);
+	REQUIRE(s);
+	mcg_group_t *p, *c1, *c2;
+	REQUIRE(mcg_group_create(NULL, "pop", &p) == 0);
+	REQUIRE(mcg_group_create(p, "c1", &c1) == 0);
+	REQUIRE(mcg_group_create(p, "c2", &c2) == 0);
+	int root_before = pop_entries(mcg_group_root(), 1000);
+	REQUIRE(root_before >= 0);
+	REQUIRE(mcg_reclaim_info_get(c1) && mcg_reclaim_info_get(c2));
+	mcg_shrinker_mark(c1, s->id, 0);
+	mcg_shrinker_mark(c2, s->id, 0);
+	CHECK_EQ(p->populated, 2);
+	CHECK_EQ(c1->populated, 1);
+	CHECK_EQ(pop_entries(p, 10), 2);
+	CHECK_EQ(pop_entries(mcg_group_root(), 1000), root_before + 1);
+	mcg_shrinker_unregister(s);
+	mcg_shrinker_destroy(s);
+	mcg_group_t *v[] = {c1, c2, p};
+	for (int i = 0; i < 3; i++) {
+		mcg_group_remove(v[i]);
+		mcg_group_put(v[i]);
+	}
+	CHECK_EQ(pop_entries(mcg_group_root(), 1000), root_before);
+}
+
 static void test_registry_errors(void)
 {
 	mcg_shrinker_t *s;
@@ -195,12 +241,44 @@ static void test_registry_errors(void)
 	CHECK_EQ(mcg_shrinker_ids_in_use(), taken);
 }
 
+/* Objects handed out by every kmalloc cache (exact at rest). */
+static size_t kmalloc_in_use(void)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < KMALLOC_CLASSES; i++) {
+		mcg_cache_stats_t st;
+		if (mcg_kmalloc_caches_[i] && !mcg_cache_stats(mcg_kmalloc_caches_[i], &st))
+			n += st.active_objs;
+	}
+	return n;
+}
+
+/* A create refused because the ids ran out gives back what it allocated. */
+static void test_refused_create_keeps_nothing(void)
+{
+	mcg_shrinker_ops_t ops = {.count_objects = f_count, .scan_objects = f_scan};
+	static mcg_shrinker_t *all[MCG_SHRINKER_MAX + 1];
+	int n = 0;
+	while (n <= MCG_SHRINKER_MAX && !mcg_shrinker_create(&ops, &all[n]))
+		n++;
+	mcg_shrinker_t *s = NULL;
+	CHECK_EQ(mcg_shrinker_create(&ops, &s), -ENOSPC); /* warm */
+	size_t before = kmalloc_in_use();
+	for (int i = 0; i < 16; i++)
+		CHECK_EQ(mcg_shrinker_create(&ops, &s), -ENOSPC);
+	CHECK_EQ(kmalloc_in_use(), before);
+	while (n > 0)
+		mcg_shrinker_destroy(all[--n]);
+}
+
 int main(void)
 {
 	RUN(test_arithmetic);
 	RUN(test_seeks_zero_is_default);
 	RUN(test_small_cache_tight);
 	RUN(test_marks);
+	RUN(test_populated_tree);
 	RUN(test_registry_errors);
+	RUN(test_refused_create_keeps_nothing);
 	return test_done();
 }

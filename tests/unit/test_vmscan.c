@@ -156,12 +156,28 @@ static void test_small_group_keeps_its_limit(void)
 	mcg_group_put(g);
 }
 
+/* A goal past what the subtree holds: every priority down to 0 tried,
+ * the result says 0 (the lowest), and what there was is reclaimed. */
+static void test_priority_floor(void)
+{
+	mcg_group_t *g;
+	REQUIRE(mcg_group_create(NULL, "floor", &g) == 0);
+	CHECK_EQ(pc_fill(&pc, g, 64), 0);
+	mcg_reclaim_result_t res;
+	CHECK(mcg_reclaim_ex(g, 100000, 0, &res) >= 64);
+	CHECK_EQ(res.priority, 0);
+	CHECK_EQ(current_pages(g), 0);
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
 int main(void)
 {
 	if (pc_init(&pc, 32))
 		return 1;
 	RUN(test_cursor_spreads);
 	RUN(test_min_and_low);
+	RUN(test_priority_floor);
 	RUN(test_nowait_worker);
 	RUN(test_small_group_keeps_its_limit);
 	pc_destroy(&pc);

@@ -16,11 +16,16 @@
 #include "group_file.h"
 #include "memcg/debug.h"
 #include "memcg/file.h"
+#include "memcg/kmalloc.h"
 #include "memcg/memcg.h"
+#include "memcg/slab.h"
 #include "base/options.h"
+#include "pagecache/dirty.h"
 #include "pagecache/filemap.h"
+#include "pagecache/flusher.h"
 #include "pagecache/wbio.h"
 #include "pagecache/writeback.h"
+#include "slab/kmalloc_fast.h"
 #include "test.h"
 #include "tmpdir.h"
 
@@ -617,6 +622,194 @@ static void test_write_behind(void)
 	free(b);
 }
 
+/* The throttle's trace: called with its argument on each pause decision
+ * above freerun, the group's own domain the stricter, no pause under
+ * nowait; unset, no call. */
+struct trace_seen {
+	long calls;
+	struct mcg_dirty_trace last;
+};
+
+static void trace_note(const struct mcg_dirty_trace *t, void *arg)
+{
+	struct trace_seen *seen = arg;
+	seen->calls++;
+	seen->last = *t;
+}
+
+static void test_dirty_trace(void)
+{
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wbtrace", &g));
+	REQUIRE(!mcg_group_write(g, "memory.dirty_bytes", "1M"));
+	REQUIRE(!mcg_group_write(g, "memory.dirty_background_bytes", "512K"));
+	mcg_file_t *f = open_new("trace", g);
+	REQUIRE(f);
+	char b[4096];
+	memset(b, 'd', sizeof(b));
+	struct trace_seen seen = {0};
+	mcg_dirty_set_trace(trace_note, &seen);
+	REQUIRE(!mcg_fault_inject_io(1, 1, EIO, MCG_FAULT_IO_WRITE)); /* writeback stalls */
+	uint64_t wait = 0;
+	ssize_t r = 0;
+	long k;
+	for (k = 0; k < 1024; k++) {
+		r = mcg_file_pwrite_nowait(f, b, sizeof(b), k * 4096, &wait);
+		if (r == -EAGAIN)
+			break;
+	}
+	CHECK_EQ(r, -EAGAIN);
+	CHECK(seen.calls >= 1);
+	CHECK(seen.last.group == g);
+	CHECK(seen.last.group_domain);
+	CHECK_EQ(seen.last.pause_ms, 0); /* nowait: none slept */
+	CHECK_EQ(seen.last.thresh, (1ul << 20) / 4096);
+	CHECK_EQ(seen.last.bg_thresh, (512ul << 10) / 4096);
+	CHECK(seen.last.dirty > seen.last.bg_thresh);
+	mcg_dirty_set_trace(NULL, NULL);
+	long calls = seen.calls;
+	CHECK_EQ(mcg_file_pwrite_nowait(f, b, sizeof(b), k * 4096, &wait), -EAGAIN);
+	CHECK_EQ(seen.calls, calls);
+	mcg_fault_inject_io(0, 0, 0, 0);
+	mcg_file_fsync(f); /* -EIO if a flusher tried while stalled (timing), else 0 */
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK_EQ(stat_of(g, "file_dirty"), 0);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
+/* One group's life with the throttle looking at its domain: written past
+ * its background threshold, synced, its files closed and dropped, removed. */
+static void group_life(const char *name)
+{
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, name, &g));
+	REQUIRE(!mcg_group_write(g, "memory.dirty_bytes", "256K"));
+	REQUIRE(!mcg_group_write(g, "memory.dirty_background_bytes", "128K"));
+	mcg_file_t *f = open_new(name, g);
+	REQUIRE(f);
+	char b[4096];
+	memset(b, 'l', sizeof(b));
+	for (int i = 0; i < 256; i++)
+		CHECK_EQ(mcg_file_pwrite(f, b, sizeof(b), (off_t)i * 4096), (ssize_t)sizeof(b));
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
+/* A group gone with nothing left of it: every reference the throttle took
+ * on the group (looking at its domain) is put back, so once removed it is
+ * released, no dying group left. */
+static void test_group_gone_at_rest(void)
+{
+	group_life("rest1");
+	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), 0);
+	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_descendants"), 0);
+}
+
+/* Each writeback run that ends moves the flushers' generation, which
+ * reclaim waits on (mcg_wb_reclaim_wait): written, fsync'd, it moved. */
+static void test_written_moves_gen(void)
+{
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wbgen", &g));
+	mcg_file_t *f = open_new("gen", g);
+	REQUIRE(f);
+	char b[4 * 4096];
+	memset(b, 'g', sizeof(b));
+	CHECK_EQ(mcg_file_pwrite(f, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	uint64_t gen = mcg_flusher_gen();
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK(mcg_flusher_gen() > gen);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
+/* Objects handed out by every kmalloc cache (exact at rest). */
+static size_t kmalloc_in_use(void)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < KMALLOC_CLASSES; i++) {
+		mcg_cache_stats_t st;
+		if (mcg_kmalloc_caches_[i] && !mcg_cache_stats(mcg_kmalloc_caches_[i], &st))
+			n += st.active_objs;
+	}
+	return n;
+}
+
+/* A removed group's page cache state (its pcg) is freed once the last
+ * reference goes - the flushers' periodic pass drops the domain's - and
+ * the library then holds as many objects as before the group's life. */
+static void test_group_state_freed(void)
+{
+	REQUIRE(!mcg_option_set("dirty_writeback_centisecs", 5));
+	mcg_file_t *f = open_new("state0", NULL); /* the file layer up, before */
+	REQUIRE(f);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	size_t before = kmalloc_in_use();
+	group_life("state1");
+	group_life("state2");
+	/* the periodic pass (the first may be a long sleep's end away) drops
+	 * the domains' references */
+	size_t now = 0;
+	for (int i = 0; i < 800 && (now = kmalloc_in_use()) != before; i++)
+		sleep_ms(10);
+	CHECK_EQ(now, before);
+	REQUIRE(!mcg_option_set("dirty_writeback_centisecs", 500));
+}
+
+/* A thread waiting for the flushers' generation to move is woken when a
+ * writeback run ends, not at its deadline. */
+struct gen_wait {
+	uint64_t gen;
+	double seconds;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *gen_waiter(void *arg)
+{
+	struct gen_wait *w = arg;
+	double t0 = now_s();
+	mcg_flusher_wait_gen(w->gen, 20000);
+	w->seconds = now_s() - t0;
+	return NULL;
+}
+
+static void test_written_wakes_waiters(void)
+{
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wbwake", &g));
+	mcg_file_t *f = open_new("wake", g);
+	REQUIRE(f);
+	char b[4096];
+	memset(b, 'w', sizeof(b));
+	CHECK_EQ(mcg_file_pwrite(f, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	struct gen_wait w = {mcg_flusher_gen(), 0};
+	pthread_t t;
+	REQUIRE(!pthread_create(&t, NULL, gen_waiter, &w));
+	sleep_ms(50);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	pthread_join(t, NULL);
+	CHECK(w.seconds < 10.0); /* woken at once; the deadline is 20 s */
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -624,6 +817,7 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
+	RUN(test_group_state_freed); /* first: no earlier group's state pending */
 	RUN(test_states);
 	RUN(test_accounting_off);
 	RUN(test_errors_reported_once);
@@ -631,6 +825,10 @@ int main(void)
 	RUN(test_background_writeback);
 	RUN(test_periodic_writeback);
 	RUN(test_throttle_bound);
+	RUN(test_dirty_trace);
+	RUN(test_group_gone_at_rest);
+	RUN(test_written_moves_gen);
+	RUN(test_written_wakes_waiters);
 	RUN(test_fsync_not_starved);
 	RUN(test_emulated_device);
 	RUN(test_in_flight_writeback);
