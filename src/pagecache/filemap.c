@@ -3,13 +3,16 @@
  * pagecache/filemap.c - reads, writes, truncation and dropping through the
  * cache (see filemap.h).
  *
- * Read (no file-wide lock): for each page, find it (a reference), read it
- * in on a miss, wait while it is being read, copy out under its data lock
- * (shared), mark it accessed.
+ * Read (no file-wide lock): for each page, the hit path first - in a read
+ * section (rcu.h), find it with no lock and no reference, copy out under
+ * its data lock (shared), mark it accessed (a flag); else the locked path:
+ * find it under the mapping lock (a reference), read it in on a miss, wait
+ * while it is being read, copy out, mark it accessed.
  *
  * Write: under the file's rw lock (shared: writers run in parallel, truncate
  * waits), for each page: find or create it (a page partly written inside
- * the file is read first; one past the end starts as zeros), wait while it
+ * the file is read first; one past the end starts as zeros; a new one is
+ * LOCKED until its copy-in is done), wait while it
  * is under writeback (stable pages), copy in under its data lock
  * (exclusive), extend the size, then dirty it (counted once, by the thread
  * that dirtied it).  Every WRITE_BATCH pages the rw lock is dropped and the
@@ -92,6 +95,55 @@ static int wait_uptodate(struct mcg_inode *in, struct mcg_fpage *page)
 
 /* ------------------------------------------------------------ read */
 
+/* Lines of a page's data prefetched as soon as the index names it: the copy
+ * then starts on lines already on their way while the descriptor arrives. */
+#define READ_PREFETCH_LINES 16
+
+/*
+ * The hit path: in a read section, the page at @index (no lock, no
+ * reference: rcu.h keeps its memory while the section lasts), uptodate and
+ * not a readahead marker, copied out under its data lock (shared: no
+ * writer copies in meanwhile).  A page removed meanwhile (truncate,
+ * reclaim) is copied as it was - a read that raced the removal.  The
+ * accessed mark is a flag; the second access (list move, lruvec lock) is
+ * done with a reference after the section.
+ * Return: true when copied; false: the caller takes the locked path.
+ */
+static inline bool read_hit(struct mcg_inode *in, uint64_t index, const struct iovec *iov, int cnt,
+                            size_t done, size_t pgoff, size_t n)
+{
+	if (unlikely(!mcg_rcu_read_lock()))
+		return false;
+	void *hint = NULL;
+	struct mcg_fpage *page = mcg_index_lookup_aux(&in->index, index, &hint);
+	if (unlikely(!page))
+		goto miss;
+	for (int l = 0; l < READ_PREFETCH_LINES && hint; l++)
+		__builtin_prefetch((char *)hint + pgoff + (size_t)l * MCG_CACHELINE, 0, 3);
+	uint32_t fl = mcg_fpage_flags(page);
+	if (unlikely((fl & (PG_UPTODATE | PG_READAHEAD)) != PG_UPTODATE))
+		goto miss;
+	mcg_fpage_data_read_lock(page);
+	iov_copy(iov, cnt, done, (char *)page->data + pgoff, n, true);
+	mcg_fpage_data_read_unlock(page);
+	struct mcg_fpage *activate = NULL;
+	if (unlikely((fl & (PG_REFERENCED | PG_ACTIVE)) != (PG_REFERENCED | PG_ACTIVE))) {
+		if (!(fl & PG_REFERENCED))
+			mcg_fpage_set(page, PG_REFERENCED);
+		else if (mcg_fpage_try_get(page))
+			activate = page;
+	}
+	mcg_rcu_read_unlock();
+	if (unlikely(activate)) {
+		mcg_lru_mark_accessed(activate);
+		mcg_fpage_put(activate);
+	}
+	return true;
+miss:
+	mcg_rcu_read_unlock();
+	return false;
+}
+
 ssize_t mcg_filemap_read(struct mcg_file *f, const struct iovec *iov, int cnt, int64_t off)
 {
 	struct mcg_inode *in = f->inode;
@@ -111,6 +163,10 @@ ssize_t mcg_filemap_read(struct mcg_file *f, const struct iovec *iov, int cnt, i
 		uint64_t index = (uint64_t)pos >> MCG_FPAGE_SHIFT;
 		size_t pgoff = (size_t)pos & (MCG_FPAGE_SIZE - 1);
 		size_t n = MCG_MIN(MCG_FPAGE_SIZE - pgoff, total - done);
+		if (likely(read_hit(in, index, iov, cnt, done, pgoff, n))) {
+			done += n;
+			continue;
+		}
 		struct mcg_fpage *page = mcg_inode_find_get(in, index);
 		if (!page) {
 			if (!pcg && !(pcg = charge_pcg(f))) {
@@ -153,11 +209,15 @@ ssize_t mcg_filemap_read(struct mcg_file *f, const struct iovec *iov, int cnt, i
 /*
  * The page at @index with a reference, created if missing: read in first
  * when the write (@full: covers it all) leaves part of it and that part is
- * inside the file.  Return: the page, or NULL with *@err.
+ * inside the file.  A page created here goes into the index LOCKED, not
+ * UPTODATE (*@created): its data is not there yet, so readers and other
+ * writers wait (write_end()) - as for a page being read in.
+ * Return: the page, or NULL with *@err.
  */
 static struct mcg_fpage *write_begin(struct mcg_inode *in, struct mcg_pcg *pcg, uint64_t index,
-                                     bool full, int *err)
+                                     bool full, bool *created, int *err)
 {
+	*created = false;
 	for (;;) {
 		struct mcg_fpage *page = mcg_inode_find_get(in, index);
 		if (page) {
@@ -181,17 +241,29 @@ static struct mcg_fpage *write_begin(struct mcg_inode *in, struct mcg_pcg *pcg, 
 		}
 		if (!full)
 			memset(page->data, 0, MCG_FPAGE_SIZE); /* past the end: zeros */
-		mcg_fpage_set(page, PG_UPTODATE);
+		mcg_fpage_set(page, PG_LOCKED);
 		int ret = mcg_inode_add_page(in, page);
-		if (!ret)
+		if (!ret) {
+			*created = true;
 			return page; /* our reference stays the caller's */
-		mcg_fpage_clear(page, PG_UPTODATE);
+		}
+		mcg_fpage_clear(page, PG_LOCKED);
 		mcg_fpage_put(page);
 		if (ret != -EEXIST) {
 			*err = ret;
 			return NULL;
 		}
 	}
+}
+
+/* A page write_begin() created has its data: uptodate, and its waiters go on. */
+static void write_end_created(struct mcg_inode *in, struct mcg_fpage *page)
+{
+	mcg_lock(&in->lock);
+	mcg_fpage_set(page, PG_UPTODATE);
+	mcg_fpage_clear(page, PG_LOCKED);
+	mcg_inode_wake_locked(in);
+	mcg_unlock(&in->lock);
 }
 
 /* Hold @page's data alone, with no writeback running on it (stable pages). */
@@ -278,13 +350,16 @@ ssize_t mcg_filemap_write(struct mcg_file *f, const struct iovec *iov, int cnt, 
 			uint64_t index = (uint64_t)pos >> MCG_FPAGE_SHIFT;
 			size_t pgoff = (size_t)pos & (MCG_FPAGE_SIZE - 1);
 			size_t n = MCG_MIN(MCG_FPAGE_SIZE - pgoff, total - done);
+			bool created;
 			struct mcg_fpage *page =
-			        write_begin(in, pcg, index, n == MCG_FPAGE_SIZE, &err);
+			        write_begin(in, pcg, index, n == MCG_FPAGE_SIZE, &created, &err);
 			if (!page)
 				break;
 			write_lock_stable(in, page);
 			iov_copy(iov, cnt, done, (char *)page->data + pgoff, n, false);
 			mcg_fpage_data_write_unlock(page);
+			if (created)
+				write_end_created(in, page);
 			/* The size first: writeback writes no further than it. */
 			mcg_inode_size_extend(in, pos + (int64_t)n);
 			bool dirtied = mcg_wb_page_dirty(in, page);

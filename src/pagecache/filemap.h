@@ -19,7 +19,8 @@
  *
  * Locks: the handle's spin lock (MCG_RANK_LEAF) guards its sample and its
  * readahead window (prev is a hint, stored without it on every read); the
- * rest is the file's (inode.h).
+ * rest is the file's (inode.h).  A read that hits the cache takes no lock
+ * (filemap.c, rcu.h).
  */
 #ifndef MCG_PAGECACHE_FILEMAP_H
 #define MCG_PAGECACHE_FILEMAP_H

@@ -3,8 +3,9 @@
  * pagecache/index.c - a file's page index: a radix tree with tags (see
  * index.h for the invariants and why).  A node at level l holds slots for
  * index digit l, (i >> 6l) & 63; leaves are level 0; the root is level
- * height - 1.  Callers hold the file's mapping lock; nothing here
- * allocates or frees (preloads and the freed chain do that outside it).
+ * height - 1.  Changes run under the file's mapping lock, lookups under
+ * it or in a read section (index.h); nothing here allocates, and nodes
+ * are retired (rcu.h) from the freed chain outside the lock.
  */
 #include "pagecache/index.h"
 
@@ -15,6 +16,7 @@
 #include "base/fault.h"
 #include "base/log.h"
 #include "memcg/kmalloc.h"
+#include "pagecache/rcu.h"
 
 #define SLOT_MASK ((uint64_t)MCG_INDEX_SLOTS - 1)
 
@@ -38,17 +40,39 @@ static unsigned digit(const struct mcg_index_node *n, uint64_t i)
 	return (unsigned)((i >> n->shift) & SLOT_MASK);
 }
 
-void *mcg_index_lookup(const struct mcg_index *ix, uint64_t i)
+/*
+ * The walk takes each level's shift from the root's and counts down, so
+ * the address of a node's slot depends on no load from the node itself:
+ * a leaf costs the one line holding the slot (and its hint's, fetched
+ * beside it), not its header first.
+ */
+static inline void *lookup_(const struct mcg_index *ix, uint64_t i, void **aux)
 {
-	const struct mcg_index_node *n = ix->root;
-	if (!n || !covers(ix->height, i))
+	const struct mcg_index_node *n = __atomic_load_n(&ix->root, __ATOMIC_SEQ_CST);
+	if (!n)
+		return NULL;
+	unsigned shift = n->shift;
+	if (shift + MCG_INDEX_SHIFT < 64 && (i >> (shift + MCG_INDEX_SHIFT)))
 		return NULL;
 	for (;;) {
-		void *child = n->slots[digit(n, i)];
-		if (!n->shift || !child)
-			return child;
-		n = child;
+		unsigned s = (unsigned)((i >> shift) & SLOT_MASK);
+		if (!shift) {
+			if (aux)
+				*aux = __atomic_load_n(&n->aux[s], __ATOMIC_RELAXED);
+			return __atomic_load_n(&n->slots[s], __ATOMIC_SEQ_CST);
+		}
+		n = __atomic_load_n(&n->slots[s], __ATOMIC_SEQ_CST);
+		if (!n)
+			return NULL;
+		shift -= MCG_INDEX_SHIFT;
 	}
+}
+
+void *mcg_index_lookup(const struct mcg_index *ix, uint64_t i) { return lookup_(ix, i, NULL); }
+
+void *mcg_index_lookup_aux(const struct mcg_index *ix, uint64_t i, void **aux)
+{
+	return lookup_(ix, i, aux);
 }
 
 /* The leaf holding @i's slot, or NULL. */
@@ -113,20 +137,32 @@ static struct mcg_index_node *node_take(struct mcg_index_preload *pl, unsigned l
 	return n;
 }
 
+/* Store @p in slot @s of @n for the lockless readers (after @p's contents). */
+static inline void slot_publish(struct mcg_index_node *n, unsigned s, void *p)
+{
+	__atomic_store_n(&n->slots[s], p, __ATOMIC_SEQ_CST);
+}
+
 /* Hang @child in slot @s of @parent, with its tags summarised. */
 static void node_link(struct mcg_index_node *parent, unsigned s, struct mcg_index_node *child)
 {
-	parent->slots[s] = child;
-	parent->used |= 1ull << s;
-	parent->count++;
 	child->parent = parent;
 	child->offset = (uint8_t)s;
 	for (int t = 0; t < MCG_NR_TAGS; t++)
 		if (child->tags[t])
 			parent->tags[t] |= 1ull << s;
+	parent->used |= 1ull << s;
+	parent->count++;
+	slot_publish(parent, s, child); /* last: a reader may follow it at once */
 }
 
 int mcg_index_insert(struct mcg_index *ix, uint64_t i, void *item, struct mcg_index_preload *pl)
+{
+	return mcg_index_insert_aux(ix, i, item, NULL, pl);
+}
+
+int mcg_index_insert_aux(struct mcg_index *ix, uint64_t i, void *item, void *aux,
+                         struct mcg_index_preload *pl)
 {
 	if (mcg_index_lookup(ix, i))
 		return -EEXIST;
@@ -134,14 +170,14 @@ int mcg_index_insert(struct mcg_index *ix, uint64_t i, void *item, struct mcg_in
 		return -ENOMEM;
 	unsigned want = levels_for(i);
 	if (!ix->root) {
-		ix->root = node_take(pl, want - 1);
 		ix->height = want;
+		__atomic_store_n(&ix->root, node_take(pl, want - 1), __ATOMIC_SEQ_CST);
 	}
 	while (ix->height < want) { /* grow: the old root goes to slot 0 of a new one */
 		struct mcg_index_node *top = node_take(pl, ix->height);
 		node_link(top, 0, ix->root);
-		ix->root = top;
 		ix->height++;
+		__atomic_store_n(&ix->root, top, __ATOMIC_SEQ_CST);
 	}
 	struct mcg_index_node *n = ix->root;
 	while (n->shift) {
@@ -151,10 +187,11 @@ int mcg_index_insert(struct mcg_index *ix, uint64_t i, void *item, struct mcg_in
 		n = n->slots[s];
 	}
 	unsigned s = digit(n, i);
-	n->slots[s] = item;
+	__atomic_store_n(&n->aux[s], aux, __ATOMIC_RELAXED);
 	n->used |= 1ull << s;
 	n->count++;
 	ix->nr++;
+	slot_publish(n, s, item);
 	return 0;
 }
 
@@ -181,7 +218,8 @@ void *mcg_index_delete(struct mcg_index *ix, uint64_t i, struct mcg_index_node *
 	void *item = n->slots[s];
 	for (int t = 0; t < MCG_NR_TAGS; t++)
 		tag_clear_up(n, s, (unsigned)t);
-	n->slots[s] = NULL;
+	slot_publish(n, s, NULL);
+	__atomic_store_n(&n->aux[s], NULL, __ATOMIC_RELAXED);
 	n->used &= ~(1ull << s);
 	n->count--;
 	ix->nr--;
@@ -190,11 +228,11 @@ void *mcg_index_delete(struct mcg_index *ix, uint64_t i, struct mcg_index_node *
 		struct mcg_index_node *parent = n->parent;
 		if (parent) {
 			unsigned off = n->offset;
-			parent->slots[off] = NULL;
+			slot_publish(parent, off, NULL);
 			parent->used &= ~(1ull << off);
 			parent->count--;
 		} else {
-			ix->root = NULL;
+			__atomic_store_n(&ix->root, NULL, __ATOMIC_SEQ_CST);
 			ix->height = 0;
 		}
 		n->parent = *freed;
@@ -204,21 +242,30 @@ void *mcg_index_delete(struct mcg_index *ix, uint64_t i, struct mcg_index_node *
 	/* Shrink: a root using only slot 0 gives way to its child. */
 	while (ix->height > 1 && ix->root->used == 1) {
 		struct mcg_index_node *old = ix->root;
-		ix->root = old->slots[0];
-		ix->root->parent = NULL;
-		ix->root->offset = 0;
+		struct mcg_index_node *child = old->slots[0];
+		child->parent = NULL;
+		child->offset = 0;
 		ix->height--;
+		/* (a reader still in @old goes down its slot 0: it stays) */
+		__atomic_store_n(&ix->root, child, __ATOMIC_SEQ_CST);
 		old->parent = *freed;
 		*freed = old;
 	}
 	return item;
 }
 
+static void node_free_rcu(struct mcg_rcu_head *h)
+{
+	mcg_free(mcg_container_of(h, struct mcg_index_node, rcu));
+}
+
+static struct mcg_rcu_kind node_rcu = {.free = node_free_rcu};
+
 void mcg_index_free_nodes(struct mcg_index_node *freed)
 {
 	while (freed) {
 		struct mcg_index_node *next = freed->parent;
-		mcg_free(freed);
+		mcg_rcu_retire(&node_rcu, &freed->rcu);
 		freed = next;
 	}
 }

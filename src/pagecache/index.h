@@ -21,11 +21,16 @@
  * tag bit (or a tagged entry) below that slot is.
  *
  * Locks: none of its own.  The owner (pagecache/inode.h: the file's mapping
- * lock) serialises every call.  Nothing here allocates: an insert that
+ * lock) serialises every change; mcg_index_lookup() and _lookup_aux() may
+ * also run with no lock inside a read section (rcu.h): slots and the root
+ * are stored atomically after what they point to is built, and nodes
+ * removed are retired, not freed, so such a walk sees an old or a new
+ * tree, never freed or half-built memory.  Nothing here allocates: an insert that
  * needs nodes takes them from a preload the caller filled before taking its
  * lock (mcg_index_preload()), and deletion hands emptied nodes back on a
- * list the caller frees after dropping it (allocation and freeing take slab
- * locks, which rank below the mapping lock).
+ * list the caller hands to mcg_index_free_nodes() after dropping it
+ * (allocation and freeing take slab locks, which rank below the mapping
+ * lock).
  */
 #ifndef MCG_PAGECACHE_INDEX_H
 #define MCG_PAGECACHE_INDEX_H
@@ -33,6 +38,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "pagecache/rcu.h"
 
 #define MCG_INDEX_SHIFT 6
 #define MCG_INDEX_SLOTS (1u << MCG_INDEX_SHIFT)
@@ -54,7 +61,9 @@ struct mcg_index_node {
 	uint32_t pad_;
 	uint64_t used; /* bit s: slots[s] is in use */
 	uint64_t tags[MCG_NR_TAGS];
-	void *slots[MCG_INDEX_SLOTS];
+	void *slots[MCG_INDEX_SLOTS]; /* children, or items in leaves (atomic stores) */
+	void *aux[MCG_INDEX_SLOTS];   /* leaves: each item's hint (atomic stores) */
+	struct mcg_rcu_head rcu;      /* freed: waiting for the readers */
 };
 
 struct mcg_index {
@@ -81,6 +90,14 @@ static inline void mcg_index_init(struct mcg_index *ix)
 void *mcg_index_lookup(const struct mcg_index *ix, uint64_t i);
 
 /**
+ * mcg_index_lookup_aux - the item at @i, or NULL; *@aux gets the hint
+ * stored with it (mcg_index_insert_aux()).  The leaf's slot and hint are
+ * in two lines fetched at once, so a caller can start on what the hint
+ * points at while it reads the item.
+ */
+void *mcg_index_lookup_aux(const struct mcg_index *ix, uint64_t i, void **aux);
+
+/**
  * mcg_index_nodes_needed - how many nodes inserting at @i needs now
  * (0 when the leaf exists).
  */
@@ -103,6 +120,10 @@ void mcg_index_preload_end(struct mcg_index_preload *pl);
  */
 int mcg_index_insert(struct mcg_index *ix, uint64_t i, void *item, struct mcg_index_preload *pl);
 
+/** mcg_index_insert_aux - mcg_index_insert() with a hint @aux stored beside @item. */
+int mcg_index_insert_aux(struct mcg_index *ix, uint64_t i, void *item, void *aux,
+                         struct mcg_index_preload *pl);
+
 /**
  * mcg_index_delete - remove the item at @i and its tags.  Nodes left empty
  * are chained on *@freed (through their parent field) for the caller to
@@ -111,7 +132,10 @@ int mcg_index_insert(struct mcg_index *ix, uint64_t i, void *item, struct mcg_in
  */
 void *mcg_index_delete(struct mcg_index *ix, uint64_t i, struct mcg_index_node **freed);
 
-/** mcg_index_free_nodes - free a chain built by mcg_index_delete() (no lock held). */
+/**
+ * mcg_index_free_nodes - retire a chain built by mcg_index_delete(): each
+ * node is freed once no read section can be walking it (no lock held).
+ */
 void mcg_index_free_nodes(struct mcg_index_node *freed);
 
 /** mcg_index_tag_set - tag the entry at @i (which must exist). */

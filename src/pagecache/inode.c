@@ -196,7 +196,7 @@ int mcg_inode_add_page(struct mcg_inode *in, struct mcg_fpage *page)
 			return err;
 		}
 	}
-	err = mcg_index_insert(&in->index, page->index, page, &pl);
+	err = mcg_index_insert_aux(&in->index, page->index, page, page->data, &pl);
 	if (!err) {
 		mcg_fpage_get(page); /* the index's */
 		in->nr_pages++;

@@ -27,7 +27,8 @@
  *           REMOVED changes, the writeback attachment; `cond` (broadcast
  *           when a read-in or a writeback ends) waits on it
  *   the table lock (MCG_RANK_INODES) the hash chains and refcounts' zero
- * Readers take none of rw and wb_lock.
+ * Readers take none of rw and wb_lock; a cached read takes no lock at all
+ * (a read section, rcu.h, around the lookup and the copy).
  */
 #ifndef MCG_PAGECACHE_INODE_H
 #define MCG_PAGECACHE_INODE_H

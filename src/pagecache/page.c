@@ -74,14 +74,25 @@ struct mcg_fpage *mcg_fpage_alloc(struct mcg_pcg *pcg, struct mcg_inode *inode, 
 	return p;
 }
 
+/* The memory goes after the grace period: a read section may still copy it. */
+static void fpage_free_rcu(struct mcg_rcu_head *h)
+{
+	struct mcg_fpage *p = mcg_container_of(h, struct mcg_fpage, rcu);
+	mcg_cache_free(data_cache, p->data);
+	mcg_cache_free(desc_cache, p);
+}
+
+static struct mcg_rcu_kind fpage_rcu = {.free = fpage_free_rcu};
+
 void mcg_fpage_free_(struct mcg_fpage *p)
 {
 	uint32_t f = mcg_fpage_flags(p);
 	MCG_BUG_ON(f & (PG_LRU | PG_DIRTY | PG_WRITEBACK));
 	struct mcg_inode *in = p->inode;
+	/* The charge goes now (reclaim counts it): a read section touches the
+	 * page's flags, data lock and data only, never its pcg or file. */
 	mcg_pcg_uncharge_page(p->pcg);
-	mcg_cache_free(data_cache, p->data);
-	mcg_cache_free(desc_cache, p);
+	mcg_rcu_retire(&fpage_rcu, &p->rcu);
 	mcg_inode_put(in);
 }
 

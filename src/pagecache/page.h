@@ -13,9 +13,12 @@
  * dirty or writeback state is counted at the group levels (pcg.h).
  *
  * References (refcnt, atomic): the index holds one while the page is in it;
- * each user that looked it up holds one while it copies or writes it.  A
- * page is freed (its charge given back) when the last goes, which is never
- * under a page-cache lock: removal hands pages to the caller's dispose list.
+ * each user that looked it up under the mapping lock holds one while it
+ * writes it or waits on it.  A cached read holds none: it finds the page
+ * in a read section (rcu.h) and copies it there.  When the last reference
+ * goes the page is retired - freed (its charge given back) once no read
+ * section can still hold it, at once when none is open - never under a
+ * page-cache lock: removal hands pages to the caller's dispose list.
  *
  * Data lock (rw spin, MCG_RANK_PAGE_DATA): readers share it while they
  * copy out, a writer holds it alone while it copies in; writeback sets
@@ -37,6 +40,7 @@
 #include "base/compiler.h"
 #include "base/list.h"
 #include "base/lock.h"
+#include "pagecache/rcu.h"
 
 #define MCG_FPAGE_SIZE 4096u
 #define MCG_FPAGE_SHIFT 12
@@ -69,7 +73,10 @@ struct mcg_fpage {
 	struct mcg_inode *inode; /* its file (set once) */
 	struct mcg_pcg *pcg;     /* charged through (referenced; never changes) */
 	void *data;              /* MCG_FPAGE_SIZE bytes, page aligned */
-	struct mcg_list lru;     /* on its lruvec's list (lruvec lock) */
+	union {
+		struct mcg_list lru;     /* on its lruvec's list (lruvec lock) */
+		struct mcg_rcu_head rcu; /* retired: waiting for the readers (rcu.h) */
+	};
 };
 
 /** mcg_fpage_init - create the slab caches (idempotent; pagecache init). */
@@ -89,7 +96,24 @@ static inline void mcg_fpage_get(struct mcg_fpage *p)
 	__atomic_fetch_add(&p->refcnt, 1, __ATOMIC_RELAXED);
 }
 
-/** mcg_fpage_free_ - free @p and give back its charge (its last reference went). */
+/**
+ * mcg_fpage_try_get - take a reference unless the last one went already
+ * (a page found in a read section).  Return: whether it did.
+ */
+static inline bool mcg_fpage_try_get(struct mcg_fpage *p)
+{
+	uint32_t v = __atomic_load_n(&p->refcnt, __ATOMIC_RELAXED);
+	while (v)
+		if (__atomic_compare_exchange_n(&p->refcnt, &v, v + 1, true, __ATOMIC_ACQUIRE,
+		                                __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+/**
+ * mcg_fpage_free_ - free @p and give back its charge (its last reference
+ * went): after the read sections that may still copy it (rcu.h).
+ */
 void mcg_fpage_free_(struct mcg_fpage *p);
 
 /** mcg_fpage_put - drop a reference; the last frees the page.  No page-cache lock held. */
