@@ -41,15 +41,23 @@ void mcg_lru_init(struct mcg_lruvec *lv, struct mcg_pcg *p, unsigned nid)
 	lv->pcg = p;
 }
 
+/*
+ * The lruvec whose lists hold @page, locked.  Followed lruvec by lruvec from
+ * the page's own pcg, not through mcg_pcg_resolve(): a removed group's pcg
+ * forwards before its lists are spliced into the parent's, and until then
+ * its pages are still on its own lists, under its own lock.  A lruvec is
+ * dead once spliced (under its lock), and its pcg's forward was set before.
+ */
 struct mcg_lruvec *mcg_lru_lock_page(struct mcg_fpage *page)
 {
+	struct mcg_pcg *l = page->pcg;
 	for (;;) {
-		struct mcg_pcg *l = mcg_pcg_resolve(page->pcg);
 		struct mcg_lruvec *lv = &l->lruvec[page->nid];
 		mcg_lock(&lv->lock);
 		if (!lv->dead)
 			return lv;
-		mcg_unlock(&lv->lock); /* reparented meanwhile: the parent's now */
+		mcg_unlock(&lv->lock); /* spliced into the parent's */
+		l = __atomic_load_n(&l->fwd, __ATOMIC_ACQUIRE);
 	}
 }
 
