@@ -128,7 +128,10 @@ ssize_t mcg_file_preadv(mcg_file_t *f, const struct iovec *iov, int iovcnt, off_
  * writeback runs waits for it to end.  A write larger than a throttling
  * interval is not atomic against other writers of the same bytes.
  * Return: @len, fewer bytes when a page could not be had midway, or -errno
- * (-EBADF: not open for writing; -ENOMEM; -ENOSPC or -EIO: the file's
+ * (-EBADF: not open for writing, or a write covering part of a page that
+ * is not cached to a file this process may write but not read - the cache
+ * reads a page before it writes part of it, and mcg_file_open() could open
+ * the backing file only write-only; -ENOMEM; -ENOSPC or -EIO: the file's
  * last writeback failed so and writing its dirty pages now fails too - new
  * data is refused rather than piled up; -EFBIG; -EINVAL).
  */
