@@ -20,6 +20,7 @@
 #include "slab/kmalloc_fast.h"
 #include "memcg/group.h"
 #include "test.h"
+#include "held.h"
 
 static void test_names(void)
 {
@@ -326,12 +327,7 @@ static void test_dirty_limits_inherited(void)
  * (both exact at rest). */
 static size_t kmalloc_in_use(size_t *large)
 {
-	size_t n = 0;
-	for (unsigned i = 0; i < KMALLOC_CLASSES; i++) {
-		mcg_cache_stats_t st;
-		if (mcg_kmalloc_caches_[i] && !mcg_cache_stats(mcg_kmalloc_caches_[i], &st))
-			n += st.active_objs;
-	}
+	size_t n = held_kmalloc_objects();
 	struct mcg_large_stats ls;
 	*large = mcg_kmalloc_large_stats(&ls) ? 0 : ls.in_use;
 	return n;

@@ -9,7 +9,6 @@
  * more segments than one system call takes.  Also the fault point's own
  * argument checks and counters (base/fault.c).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include "pagecache/io.h"
 #include "test.h"
 #include "tmpdir.h"
+#include "held.h"
 
 static char dir[4096];
 
@@ -275,19 +275,6 @@ static void test_direct_probe(void)
 	tmpdir_remove(shm);
 }
 
-/* Descriptors this process has open (/proc/self/fd, less the one reading it). */
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	if (!d)
-		return -1;
-	int n = 0;
-	for (struct dirent *e; (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1;
-}
-
 /* The O_DIRECT probe closes what it opened, whatever it finds. */
 static void test_direct_probe_closes(void)
 {
@@ -309,11 +296,11 @@ static void test_direct_probe_closes(void)
 		tmpdir_remove(shm);
 		SKIP("the kernel reports STATX_DIOALIGN for tmpfs: no probe");
 	}
-	int before = open_fds();
+	int before = held_fds();
 	REQUIRE(before > 0);
 	for (int i = 0; i < 8; i++)
 		CHECK(mcg_io_direct_align(path, fd) >= 0);
-	CHECK_EQ(open_fds(), before);
+	CHECK_EQ(held_fds(), before);
 	mcg_io_close(fd);
 	tmpdir_remove(shm);
 }

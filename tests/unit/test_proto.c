@@ -25,6 +25,7 @@
 #include "memcg/slab.h"
 #include "slab/kmalloc_fast.h"
 #include "test.h"
+#include "held.h"
 
 static struct mcg_out reply;
 static int last_err;
@@ -311,18 +312,6 @@ static void test_info_command(void)
 	CHECK(strstr(ask("info"), want) != NULL);
 }
 
-/* Objects handed out by every kmalloc cache (exact at rest). */
-static size_t kmalloc_in_use(void)
-{
-	size_t n = 0;
-	for (unsigned i = 0; i < KMALLOC_CLASSES; i++) {
-		mcg_cache_stats_t st;
-		if (mcg_kmalloc_caches_[i] && !mcg_cache_stats(mcg_kmalloc_caches_[i], &st))
-			n += st.active_objs;
-	}
-	return n;
-}
-
 /* A refused request gives back the scratch text of its error line: after
  * many, the library holds no more objects than before. */
 static void test_errors_keep_nothing(void)
@@ -331,11 +320,11 @@ static void test_errors_keep_nothing(void)
 	                                    "json stat /no-such", "write /no-such memory.max 1"};
 	for (size_t l = 0; l < sizeof(lines) / sizeof(lines[0]); l++)
 		ask(lines[l]); /* the reply buffer at its size */
-	size_t before = kmalloc_in_use();
+	size_t before = held_kmalloc_objects();
 	for (int k = 0; k < 64; k++)
 		for (size_t l = 0; l < sizeof(lines) / sizeof(lines[0]); l++)
 			CHECK(starts(ask(lines[l]), "error E"));
-	CHECK_EQ(kmalloc_in_use(), before);
+	CHECK_EQ(held_kmalloc_objects(), before);
 }
 
 /*

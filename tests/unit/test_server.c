@@ -23,6 +23,7 @@
 #include "memcg/control.h"
 #include "memcg/debug.h"
 #include "test.h"
+#include "held.h"
 
 static char dir[64];
 
@@ -88,30 +89,17 @@ static void test_start_failures(void)
 	rmdir(ro);
 }
 
-/* Descriptors this process has open (/proc/self/fd, less the one reading it). */
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	if (!d)
-		return -1;
-	int n = 0;
-	for (struct dirent *e; (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1;
-}
-
 /* A start that fails leaves no descriptor open (the socket, the wake
  * eventfd), however often it is tried. */
 static void test_failures_close_fds(void)
 {
 	char path[512];
 	snprintf(path, sizeof(path), "%s/missing/sock", dir);
-	int before = open_fds();
+	int before = held_fds();
 	REQUIRE(before > 0);
 	for (int i = 0; i < 8; i++)
 		CHECK_EQ(mcg_control_start(path), -ENOENT);
-	CHECK_EQ(open_fds(), before);
+	CHECK_EQ(held_fds(), before);
 }
 
 /* The process's first servers (test_start_faults) start with every client

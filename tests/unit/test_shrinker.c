@@ -16,6 +16,7 @@
 #include "reclaim/shrinker.h"
 #include "slab/kmalloc_fast.h"
 #include "test.h"
+#include "held.h"
 
 /* A fake shrinker: a count per call; scans record what they were asked. */
 static unsigned long fake_count = 1000, scans, scanned_total, counts;
@@ -241,18 +242,6 @@ static void test_registry_errors(void)
 	CHECK_EQ(mcg_shrinker_ids_in_use(), taken);
 }
 
-/* Objects handed out by every kmalloc cache (exact at rest). */
-static size_t kmalloc_in_use(void)
-{
-	size_t n = 0;
-	for (unsigned i = 0; i < KMALLOC_CLASSES; i++) {
-		mcg_cache_stats_t st;
-		if (mcg_kmalloc_caches_[i] && !mcg_cache_stats(mcg_kmalloc_caches_[i], &st))
-			n += st.active_objs;
-	}
-	return n;
-}
-
 /* A create refused because the ids ran out gives back what it allocated. */
 static void test_refused_create_keeps_nothing(void)
 {
@@ -263,10 +252,10 @@ static void test_refused_create_keeps_nothing(void)
 		n++;
 	mcg_shrinker_t *s = NULL;
 	CHECK_EQ(mcg_shrinker_create(&ops, &s), -ENOSPC); /* warm */
-	size_t before = kmalloc_in_use();
+	size_t before = held_kmalloc_objects();
 	for (int i = 0; i < 16; i++)
 		CHECK_EQ(mcg_shrinker_create(&ops, &s), -ENOSPC);
-	CHECK_EQ(kmalloc_in_use(), before);
+	CHECK_EQ(held_kmalloc_objects(), before);
 	while (n > 0)
 		mcg_shrinker_destroy(all[--n]);
 }

@@ -28,6 +28,7 @@
 #include "slab/kmalloc_fast.h"
 #include "test.h"
 #include "tmpdir.h"
+#include "held.h"
 
 static char dir[PATH_MAX];
 static const mcg_file_opts_t buffered = {NULL, MCG_FILE_NO_DIRECT};
@@ -731,18 +732,6 @@ static void test_written_moves_gen(void)
 	mcg_group_put(g);
 }
 
-/* Objects handed out by every kmalloc cache (exact at rest). */
-static size_t kmalloc_in_use(void)
-{
-	size_t n = 0;
-	for (unsigned i = 0; i < KMALLOC_CLASSES; i++) {
-		mcg_cache_stats_t st;
-		if (mcg_kmalloc_caches_[i] && !mcg_cache_stats(mcg_kmalloc_caches_[i], &st))
-			n += st.active_objs;
-	}
-	return n;
-}
-
 /* A removed group's page cache state (its pcg) is freed once the last
  * reference goes - the flushers' periodic pass drops the domain's - and
  * the library then holds as many objects as before the group's life. */
@@ -753,13 +742,13 @@ static void test_group_state_freed(void)
 	REQUIRE(f);
 	mcg_file_close(f);
 	mcg_file_drop_caches();
-	size_t before = kmalloc_in_use();
+	size_t before = held_kmalloc_objects();
 	group_life("state1");
 	group_life("state2");
 	/* the periodic pass (the first may be a long sleep's end away) drops
 	 * the domains' references */
 	size_t now = 0;
-	for (int i = 0; i < 800 && (now = kmalloc_in_use()) != before; i++)
+	for (int i = 0; i < 800 && (now = held_kmalloc_objects()) != before; i++)
 		sleep_ms(10);
 	CHECK_EQ(now, before);
 	REQUIRE(!mcg_option_set("dirty_writeback_centisecs", 500));
