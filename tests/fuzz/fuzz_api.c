@@ -60,6 +60,8 @@
 #include "memcg/reclaim.h"
 #include "memcg/slab.h"
 
+#include "fuzz_input.h"
+
 /* The model's and the checker's own loops and comparisons are not the
  * library's behaviour: no coverage feedback and no comparison tracing from
  * them (each compare would call into libFuzzer; ASan and UBSan still check
@@ -437,19 +439,6 @@ static mcg_group_t *oom_policy(mcg_group_t *over, unsigned long nr_pages, void *
 }
 
 /* ------------------------------------------------------------ operations */
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static unsigned u8(struct in *in)
-{
-	if (!in->n)
-		return 0;
-	in->n--;
-	return *in->p++;
-}
 
 static unsigned u16(struct in *in) { return u8(in) | u8(in) << 8; }
 

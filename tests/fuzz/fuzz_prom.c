@@ -25,6 +25,8 @@
 #include "iface/snapshot.h"
 #include "memcg/memcg.h"
 
+#include "fuzz_input.h"
+
 #define FUZZ_ASSERT(c)                                                                             \
 	do {                                                                                       \
 		if (!(c)) {                                                                        \
@@ -47,19 +49,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	mcg_options_use_env(0);
 	mcg_option_set("reap_ms", 0);
 	return 0;
-}
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static unsigned u8(struct in *in)
-{
-	if (!in->n)
-		return 0;
-	in->n--;
-	return *in->p++;
 }
 
 /* Up to @max bytes of the input, none of them NUL, into @buf. */
