@@ -263,8 +263,11 @@ static void slab_init_once(void)
 	mcg_percpu_init();
 	slab_init_error = mcg_pages_init();
 	mcg_objcg_set_array_hooks(mcg_slab_drain_units, mcg_slab_scan_units);
+	/* pthread_atfork() allocates its handler's entry: a fault point of its own */
 	if (!slab_init_error)
-		slab_init_error = -pthread_atfork(fork_prepare, fork_parent, fork_child);
+		slab_init_error = mcg_fault_should_fail()
+		                          ? -ENOMEM
+		                          : -pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 int mcg_slab_init(void)

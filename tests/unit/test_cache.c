@@ -6,8 +6,11 @@
  *
  * Runs twice: once in the mode chosen natively (rseq here), then re-executes
  * itself with MCG_RSEQ=0 so that every test also covers the locked path.
+ * And once more in a fresh process whose slab layer fails to start (its
+ * fault point), where every entry point fails cleanly.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -15,10 +18,13 @@
 #include <unistd.h>
 
 #include "memcg/debug.h"
+#include "memcg/kmalloc.h"
 #include "memcg/memcg.h"
 #include "memcg/slab.h"
+#include "slab/account.h"
 #include "slab/slab.h"
 #include "cache_rest.h"
+#include "group_file.h"
 #include "test.h"
 
 /* ---- report capture ---- */
@@ -651,9 +657,74 @@ static void test_mode(void)
 		CHECK_EQ(mcg_percpu_mode(), MCG_PERCPU_RSEQ); /* glibc 2.36 registers rseq */
 }
 
+/*
+ * In a fresh process (MCG_TEST_INIT_FAULT): the slab layer's start-up fails
+ * (the fault point in front of its pthread_atfork()), once and for all -
+ * every entry point then fails cleanly and nothing is allocated.
+ */
+static char **test_argv;
+
+/*
+ * In a fresh process (MCG_TEST_INIT_FAULT): the slab layer's start-up fails
+ * (the fault point in front of its pthread_atfork()), once and for all -
+ * every slab entry point then fails cleanly and allocates nothing.  (The
+ * group layer's start-up needs the slab layer: it would die loudly, as
+ * tests/fault/test_init_fault.c checks, so no group is used here.)
+ */
+static void init_failed(void)
+{
+	mcg_fault_inject(1, 0);
+	errno = 0;
+	CHECK(!mcg_cache_create("never", 64, 0, 0, NULL));
+	CHECK_EQ(errno, ENOMEM);
+	CHECK_EQ(mcg_fault_failed(), 1);
+	mcg_fault_inject(ULONG_MAX, 0); /* armed, never reached: it counts the calls */
+	/* not retried: the same error from every caller */
+	errno = 0;
+	CHECK(!mcg_cache_create("never", 64, 0, 0, NULL));
+	CHECK_EQ(errno, ENOMEM);
+	int fds[2];
+	REQUIRE(pipe(fds) == 0);
+	CHECK_EQ(mcg_slabinfo_write(fds[1]), -ENOMEM);
+	close(fds[1]);
+	char c;
+	CHECK_EQ(read(fds[0], &c, 1), 0); /* not even the header */
+	close(fds[0]);
+	struct mcg_slabinfo_row rows[2];
+	CHECK_EQ(mcg_slabinfo_collect(rows, 2), 0);
+	CHECK_EQ(mcg_slab_reap_all(), 0);
+	CHECK_EQ(mcg_slab_shrink_all(), 0);
+	/* a small size (the stub cache), a size class, a large block; plain and
+	 * accounted (an objcg of no group: nothing may reach its counters) */
+	static struct mcg_objcg none;
+	static const size_t sizes[] = {100, 3000, 64u << 20};
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		errno = 0;
+		CHECK(!mcg_malloc(sizes[i]));
+		CHECK_EQ(errno, ENOMEM);
+		errno = 0;
+		CHECK(!mcg_kmalloc_objcg(sizes[i], &none));
+		CHECK_EQ(errno, ENOMEM);
+	}
+	CHECK_EQ(none.charged, 0);
+	CHECK_EQ(none.leftover, 0);
+	CHECK_EQ(mcg_fault_count(), 0); /* nothing tried to allocate */
+	mcg_fault_inject(0, 0);
+}
+
+static void test_init_failure(void)
+{
+	CHECK_EQ(test_rerun(test_argv, "MCG_TEST_INIT_FAULT", "1", "MCG_TEST_INIT_FAULT_RUN"), 0);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
+	if (getenv("MCG_TEST_INIT_FAULT")) {
+		RUN(init_failed);
+		return test_done();
+	}
+	test_argv = argv;
 	mcg_set_report_handler(capture);
 	RUN(test_mode);
 	RUN(test_bad_arguments);
@@ -669,6 +740,8 @@ int main(int argc, char **argv)
 	RUN(test_redzone);
 	RUN(test_destroy_busy);
 	RUN(test_report_kind_names);
+	if (!getenv("MCG_TEST_LOCKED"))
+		RUN(test_init_failure);
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED")) {
 		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
