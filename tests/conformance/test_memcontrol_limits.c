@@ -75,6 +75,10 @@ static void test_high_delay(void)
 	mcg_uncharge(g, 1100);
 	CHECK_EQ(mcg_charge(g, 4000, MCG_CHARGE_NOWAIT), 0); /* 4x high: capped at 2 s */
 	CHECK_EQ(mcg_reclaim_high_delay_ms(g, 64), 2000);
+	CHECK_EQ(mcg_reclaim_high_delay_ms(NULL, 64), 0); /* the current group: the root */
+	mcg_group_t *prev = mcg_group_enter(g);
+	CHECK_EQ(mcg_reclaim_high_delay_ms(NULL, 64), 2000); /* the current group: g */
+	mcg_group_leave(prev);
 	mcg_uncharge(g, 4000);
 	rm(g);
 }

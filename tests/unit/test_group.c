@@ -350,6 +350,56 @@ static void test_refused_create_keeps_nothing(void)
 	mcg_group_put(g);
 }
 
+/* A group whose last reference went is not revived: tryget refuses it. */
+static void test_tryget_dead(void)
+{
+	static struct mcg_group dead; /* refcnt 0: released */
+	CHECK(!mcg_group_tryget(&dead));
+	CHECK_EQ(dead.refcnt, 0);
+	mcg_group_t *g;
+	REQUIRE(mcg_group_create(NULL, "live", &g) == 0);
+	CHECK(mcg_group_tryget(g));
+	mcg_group_put(g);
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
+/*
+ * A group freed with pages still charged (its user never uncharged them):
+ * said on stderr, and the pages stay charged to its ancestors, where an
+ * uncharge of the parent finds them.
+ */
+static void test_freed_with_charge(void)
+{
+	mcg_group_t *p, *c;
+	REQUIRE(mcg_group_create(NULL, "leak-p", &p) == 0);
+	REQUIRE(mcg_group_create(p, "leak-c", &c) == 0);
+	REQUIRE(mcg_charge(c, 3, 0) == 0);
+	CHECK_EQ(mcg_group_remove(c), 0); /* drains the stocks: exactly 3 pages left */
+	int fds[2], saved = dup(2);
+	REQUIRE(saved >= 0 && pipe(fds) == 0);
+	fflush(stderr);
+	dup2(fds[1], 2);
+	mcg_group_put(c); /* the last reference */
+	dup2(saved, 2);
+	close(saved);
+	close(fds[1]);
+	char buf[512];
+	ssize_t n = read(fds[0], buf, sizeof(buf) - 1);
+	close(fds[0]);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK(!strcmp(buf, "memcg: group 'leak-c' freed with 3 pages still charged (leaked to "
+	                   "its ancestors)\n"));
+	mcg_group_drain_stocks();
+	char cur[32];
+	CHECK(mcg_group_read(p, "memory.current", cur, sizeof(cur)) > 0 && !strcmp(cur, "12288\n"));
+	CHECK_EQ(mcg_uncharge(p, 3), 0);
+	mcg_group_drain_stocks();
+	CHECK(mcg_group_read(p, "memory.current", cur, sizeof(cur)) > 0 && !strcmp(cur, "0\n"));
+	CHECK_EQ(mcg_group_remove(p), 0);
+	mcg_group_put(p);
+}
+
 int main(void)
 {
 	RUN(test_names);
@@ -361,5 +411,7 @@ int main(void)
 	RUN(test_create_fault);
 	RUN(test_dirty_limits_inherited);
 	RUN(test_refused_create_keeps_nothing);
+	RUN(test_tryget_dead);
+	RUN(test_freed_with_charge);
 	return test_done();
 }

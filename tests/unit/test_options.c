@@ -5,7 +5,8 @@
  * of range and empty values ignored with a message), mcg_options_use_env(0)
  * before it keeps the environment out and is refused after it (-EBUSY),
  * mcg_option_set() by name within the range, -ENOENT / -EINVAL otherwise
- * with nothing changed.  Each case that needs a fresh table runs in a
+ * with nothing changed; a nonzero value of one of a twin pair (dirty bytes
+ * and ratio) zeroes the other.  Each case that needs a fresh table runs in a
  * rerun of this binary with its environment (the table is read once per
  * process).
  */
@@ -37,7 +38,8 @@ static void first_read(void)
 	close(p[0]);
 }
 
-/* MCG_REAP_MS=250 MCG_CPU_OBJECTS=12x MCG_NUMA_NODES=65 MCG_SLAB_DEBUG= */
+/* MCG_REAP_MS=250 MCG_CPU_OBJECTS=12x MCG_NUMA_NODES=65 MCG_SLAB_DEBUG=
+ * MCG_CONTROL_TIMEOUT_MS=99 MCG_RECURSIVEPROT=99999999999999999999 MCG_DIRTY_BYTES=1048576 */
 static void test_env_read(void)
 {
 	first_read();
@@ -49,6 +51,17 @@ static void test_env_read(void)
 	CHECK(strstr(logged, "memcg: ignoring MCG_NUMA_NODES=65: expected count in 0..64\n"));
 	CHECK(!strstr(logged, "MCG_SLAB_DEBUG"));
 	CHECK(!strstr(logged, "MCG_REAP_MS"));
+	/* below the minimum; beyond a long (strtol's ERANGE) */
+	CHECK_EQ(mcg_option(MCG_OPT_CONTROL_TIMEOUT_MS), 10000);
+	CHECK(strstr(logged, "memcg: ignoring MCG_CONTROL_TIMEOUT_MS=99: expected ms in "
+	                     "100..3600000\n"));
+	CHECK_EQ(mcg_option(MCG_OPT_RECURSIVEPROT), 0);
+	CHECK(strstr(logged, "memcg: ignoring MCG_RECURSIVEPROT=99999999999999999999: expected bool in "
+	                     "0..1\n"));
+	/* the bytes given: its ratio twin is zeroed */
+	CHECK_EQ(mcg_option(MCG_OPT_DIRTY_BYTES), 1048576);
+	CHECK_EQ(mcg_option(MCG_OPT_DIRTY_RATIO), 0);
+	CHECK_EQ(mcg_option(MCG_OPT_DIRTY_BACKGROUND_RATIO), 10); /* another pair: kept */
 	CHECK_EQ(mcg_options_use_env(0), -EBUSY); /* read already */
 }
 
@@ -78,6 +91,15 @@ static void test_set(void)
 	CHECK_EQ(mcg_option_set("control_timeout_ms", 99), -EINVAL); /* min 100 */
 	CHECK_EQ(mcg_option_set("control_timeout_ms", 100), 0);
 	CHECK_EQ(mcg_option(MCG_OPT_CONTROL_TIMEOUT_MS), 100);
+	/* twins: a nonzero bytes value zeroes its ratio, a zero one does not */
+	CHECK_EQ(mcg_option_set("dirty_ratio", 30), 0);
+	CHECK_EQ(mcg_option_set("dirty_bytes", 0), 0);
+	CHECK_EQ(mcg_option(MCG_OPT_DIRTY_RATIO), 30);
+	CHECK_EQ(mcg_option_set("dirty_bytes", 4096), 0);
+	CHECK_EQ(mcg_option(MCG_OPT_DIRTY_RATIO), 0);
+	CHECK_EQ(mcg_option(MCG_OPT_DIRTY_BYTES), 4096);
+	CHECK_EQ(mcg_option_set("dirty_ratio", 20), 0);
+	CHECK_EQ(mcg_option(MCG_OPT_DIRTY_BYTES), 0);
 	for (int i = 0; i < MCG_OPT_COUNT; i++) /* every row complete */
 		CHECK(t[i].name && t[i].env && t[i].unit && t[i].comment && t[i].min <= t[i].def &&
 		      t[i].def <= t[i].max);
@@ -99,10 +121,16 @@ int main(int argc, char **argv)
 	setenv("MCG_CPU_OBJECTS", "12x", 1);
 	setenv("MCG_NUMA_NODES", "65", 1);
 	setenv("MCG_SLAB_DEBUG", "", 1);
+	setenv("MCG_CONTROL_TIMEOUT_MS", "99", 1);
+	setenv("MCG_RECURSIVEPROT", "99999999999999999999", 1);
+	setenv("MCG_DIRTY_BYTES", "1048576", 1);
 	rc = test_merge(rc, test_rerun(argv, "MCG_REAP_MS", "250", "MCG_TEST_OPT_ENV"));
 	unsetenv("MCG_CPU_OBJECTS");
 	unsetenv("MCG_NUMA_NODES");
 	unsetenv("MCG_SLAB_DEBUG");
+	unsetenv("MCG_CONTROL_TIMEOUT_MS");
+	unsetenv("MCG_RECURSIVEPROT");
+	unsetenv("MCG_DIRTY_BYTES");
 	rc = test_merge(rc, test_rerun(argv, "MCG_REAP_MS", "250", "MCG_TEST_OPT_OFF"));
 	return rc;
 }

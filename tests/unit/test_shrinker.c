@@ -225,6 +225,9 @@ static void test_registry_errors(void)
 	REQUIRE(mcg_shrinker_create(&ops, &s) == 0);
 	CHECK_EQ(mcg_shrinker_register(s), 0);
 	CHECK_EQ(mcg_shrinker_register(s), -EINVAL);
+	CHECK_EQ(mcg_shrinker_register(NULL), -EINVAL);
+	mcg_shrinker_unregister(NULL); /* nothing to do */
+	CHECK_EQ(mcg_shrinker_register(s), -EINVAL); /* still registered */
 	mcg_shrinker_unregister(s);
 	mcg_shrinker_unregister(s); /* idempotent */
 	mcg_shrinker_destroy(s);
