@@ -1041,6 +1041,22 @@ static void test_ids_run_out(void)
 	mcg_group_put(gs[0]);
 	CHECK_EQ(mcg_group_create(p, "again", &gs[0]), 0);
 	CHECK_EQ(mcg_group_create(p, "one-more", &extra), -ENOSPC);
+	/* A removed group whose slab objcg still has an object keeps that id:
+	 * two ids come back, a new group's third does not fit and the two it
+	 * took are given back - until the object goes. */
+	k = mcg_cache_create("acct-ids2", 64, 0, 0, NULL);
+	REQUIRE(k);
+	o = mcg_cache_alloc_account(k, gs[1]);
+	REQUIRE(o);
+	CHECK_EQ(mcg_group_remove(gs[1]), 0);
+	mcg_group_put(gs[1]);
+	for (int i = 0; i < 2; i++) /* twice: the two ids were given back the first time */
+		CHECK_EQ(mcg_group_create(p, "partial", &extra), -ENOSPC);
+	CHECK(extra == NULL);
+	mcg_cache_free(k, o);
+	CHECK_EQ(mcg_cache_destroy(k), 0); /* the object's objcg reference goes with its slot */
+	mcg_group_drain_stocks();
+	CHECK_EQ(mcg_group_create(p, "partial", &gs[1]), 0);
 	for (int i = 0; i < n; i++) {
 		CHECK_EQ(mcg_group_remove(gs[i]), 0);
 		mcg_group_put(gs[i]);
