@@ -630,6 +630,36 @@ static void test_max_and_force(void)
 	teardown();
 }
 
+static unsigned long progress_hook(mcg_group_t *over, unsigned long nr, void *arg)
+{
+	reclaim_calls++;
+	return 1; /* says it freed a page, and frees nothing */
+}
+
+/*
+ * With no reclaim layer, a hook that reports progress is retried
+ * MCG_MAX_RECLAIM_RETRIES times after the attempt and the drain's retry:
+ * 2 + 16 calls, one max event each, then one oom and -ENOMEM.
+ */
+static void test_hook_progress(void)
+{
+	setup();
+	REQUIRE(!mcg_group_reclaim_ops_get()); /* this binary never starts reclaim */
+	mcg_page_counter_set_max(&p->memory, 10);
+	CHECK_EQ(mcg_charge(s, 10, MCG_CHARGE_NOWAIT), 0);
+	CHECK_EQ(mcg_group_event_read(p, MCG_EVENT_MAX, true), 0);
+	mcg_group_set_reclaim_hook(progress_hook, NULL);
+	reclaim_calls = 0;
+	CHECK_EQ(mcg_charge(t, 1, 0), -ENOMEM);
+	CHECK_EQ(reclaim_calls, 2 + MCG_MAX_RECLAIM_RETRIES);
+	CHECK_EQ(mcg_group_event_read(p, MCG_EVENT_MAX, true), 2 + MCG_MAX_RECLAIM_RETRIES);
+	CHECK_EQ(mcg_group_event_read(p, MCG_EVENT_OOM, true), 1);
+	CHECK_EQ(usage(p), 10);
+	mcg_group_set_reclaim_hook(NULL, NULL);
+	mcg_uncharge(s, 10);
+	teardown();
+}
+
 /* Stocked pages block a charge at max: the drain frees them. */
 static void test_drain_before_fail(void)
 {
@@ -710,6 +740,7 @@ int main(int argc, char **argv)
 	RUN(test_overflow);
 	RUN(test_max_and_force);
 	RUN(test_drain_before_fail);
+	RUN(test_hook_progress);
 	RUN(test_high_hook);
 	RUN(test_remove_drains);
 	RUN(test_current_group);
