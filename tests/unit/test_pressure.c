@@ -423,6 +423,83 @@ static void test_odd_meminfo(void)
 	REQUIRE(mcg_pressure_set_root(NULL) == 0);
 }
 
+/*
+ * The budget's rarer sources: a MemTotal line that is no number; a "0:"
+ * line with controllers (a v1 line, not the v2 one); notes that fill their
+ * buffer (the later ones are dropped, the first is cut); a cgroup path too
+ * long to append to the mount (the mount is taken as our cgroup); a v1
+ * memory cgroup without a limit file; and v1 and v2 both limited - the
+ * smaller limit wins, a configured budget over both.
+ */
+static void test_budget_edges(void)
+{
+	fresh_tree();
+	put("proc/meminfo", "MemTotal:        lots kB\n");
+	char longcg[700];
+	memset(longcg, 'h', sizeof(longcg) - 1);
+	longcg[sizeof(longcg) - 1] = '\0';
+	put("proc/self/cgroup", "0:cpu:/z\n4:memory:/gone\n0::/%s\n", longcg);
+	REQUIRE(mcg_pressure_set_root(tmp) == 0);
+	REQUIRE(mcg_pressure_start(&quiet) == 0);
+	mcg_pressure_status_t s = status();
+	CHECK_EQ(s.budget, (size_t)1 << 30);
+	CHECK(strstr(s.budget_source, "assumed 1 GiB") != NULL);
+	CHECK_EQ(strlen(s.notes), sizeof(s.notes) - 1); /* the v2 note, cut */
+	CHECK(!strncmp(s.notes, "cgroup v2 /hhh", 14));
+	CHECK(strstr(s.notes, "cgroup v1") == NULL); /* no room left for it */
+	mcg_pressure_stop();
+
+	/* a v2 path longer than a path can be below the mount */
+	put("proc/meminfo", "MemTotal:        8388608 kB\n");
+	char verylong[4200];
+	memset(verylong, 'v', sizeof(verylong) - 1);
+	verylong[sizeof(verylong) - 1] = '\0';
+	put("proc/self/cgroup", "0::/%s\n", verylong);
+	put("sys/fs/cgroup/cgroup.controllers", "memory\n");
+	put("sys/fs/cgroup/memory.max", "33554432\n");
+	REQUIRE(mcg_pressure_start(&quiet) == 0);
+	s = status();
+	CHECK_EQ(s.budget, 33554432);
+	CHECK_EQ(s.budget_kind, MCG_BUDGET_CGROUP_V2);
+	mcg_pressure_stop();
+
+	/* v1 memory cgroup with no limit file: unlimited */
+	put("proc/self/cgroup", "4:memory:/nolim\n");
+	put("sys/fs/cgroup/memory/nolim/memory.usage_in_bytes", "4096\n");
+	REQUIRE(mcg_pressure_start(&quiet) == 0);
+	s = status();
+	CHECK_EQ(s.budget_kind, MCG_BUDGET_PHYSICAL);
+	CHECK(strstr(s.notes, "memory/nolim: unlimited") != NULL);
+	mcg_pressure_stop();
+
+	/* v2 64 MiB and v1 128 MiB: v2's; v2 256 MiB: v1's; configured: neither */
+	fresh_tree();
+	REQUIRE(mcg_pressure_set_root(tmp) == 0);
+	put("sys/fs/cgroup/cgroup.controllers", "memory\n");
+	put("proc/self/cgroup", "4:memory:/both\n0::/both\n");
+	put("sys/fs/cgroup/both/memory.max", "67108864\n");
+	put("sys/fs/cgroup/memory/both/memory.limit_in_bytes", "134217728\n");
+	REQUIRE(mcg_pressure_start(&quiet) == 0);
+	s = status();
+	CHECK_EQ(s.budget, 67108864);
+	CHECK_EQ(s.budget_kind, MCG_BUDGET_CGROUP_V2);
+	mcg_pressure_stop();
+	put("sys/fs/cgroup/both/memory.max", "268435456\n");
+	REQUIRE(mcg_pressure_start(&quiet) == 0);
+	s = status();
+	CHECK_EQ(s.budget, 134217728);
+	CHECK_EQ(s.budget_kind, MCG_BUDGET_CGROUP_V1);
+	mcg_pressure_stop();
+	mcg_pressure_config_t cfg = quiet;
+	cfg.budget = 1 << 30;
+	REQUIRE(mcg_pressure_start(&cfg) == 0);
+	s = status();
+	CHECK_EQ(s.budget, 1 << 30);
+	CHECK_EQ(s.budget_kind, MCG_BUDGET_CONFIGURED);
+	mcg_pressure_stop();
+	REQUIRE(mcg_pressure_set_root(NULL) == 0);
+}
+
 static void test_bad_config(void)
 {
 	mcg_pressure_config_t c = {.high_pct = 101};
@@ -770,6 +847,7 @@ int main(void)
 	RUN(test_physical_fallback);
 	RUN(test_odd_cgroup_files);
 	RUN(test_odd_meminfo);
+	RUN(test_budget_edges);
 	RUN(test_bad_config);
 	RUN(test_balance_root_usage);
 	RUN(test_balance_external_usage);
