@@ -152,6 +152,56 @@ static void test_current_peak_stat(void)
 	CHECK(!strcmp(rd("memory.peak"), "262144\n"));
 }
 
+static long hook_calls;
+static unsigned long no_progress_hook(mcg_group_t *over, unsigned long nr, void *arg)
+{
+	hook_calls++;
+	return 1; /* says it freed a page, and frees nothing */
+}
+
+/*
+ * Rarer writes: whitespace other than a newline after a value; a ratio or
+ * dirty bytes value that parses as no number, or is beyond a long; the
+ * root's memory.reclaim (the one file the root may write).  And memory.max
+ * under pages nothing frees, with no reclaim layer yet: a hook that claims
+ * progress is asked 16 times, the limit is set all the same.
+ */
+static void test_rarer_writes(void)
+{
+	CHECK_EQ(mcg_group_write(g, "memory.max", "8192\t"), 0);
+	CHECK(!strcmp(rd("memory.max"), "8192\n"));
+	CHECK_EQ(mcg_group_write(g, "memory.max", "12288\r\n"), 0);
+	CHECK(!strcmp(rd("memory.max"), "12288\n"));
+	CHECK_EQ(mcg_group_write(g, "memory.max", "max"), 0);
+	CHECK_EQ(mcg_group_write(g, "memory.dirty_ratio", "30"), 0);
+	CHECK_EQ(mcg_group_write(g, "memory.dirty_ratio", "-1"), -EINVAL);
+	CHECK_EQ(mcg_group_write(g, "memory.dirty_ratio", ""), -EINVAL);
+	CHECK(!strcmp(rd("memory.dirty_ratio"), "30\n"));
+	CHECK_EQ(mcg_group_write(g, "memory.dirty_bytes", "9223372036854775807"), 0);
+	CHECK_EQ(mcg_group_write(g, "memory.dirty_bytes", "9223372036854775808"), -EINVAL);
+	CHECK(!strcmp(rd("memory.dirty_bytes"), "9223372036854775807\n"));
+	CHECK_EQ(mcg_group_write(g, "memory.dirty_ratio", "-1"), -EINVAL);
+	CHECK(!strcmp(rd("memory.dirty_bytes"), "9223372036854775807\n")); /* unchanged */
+	CHECK_EQ(mcg_group_write(g, "memory.dirty_ratio", "20"), 0); /* zeroes the bytes */
+	CHECK(!strcmp(rd("memory.dirty_bytes"), "0\n"));
+	CHECK_EQ(mcg_group_write(mcg_group_root(), "memory.reclaim", "0"), 0);
+
+	REQUIRE(!mcg_group_reclaim_ops_get()); /* reclaim is set up by the next test */
+	CHECK_EQ(mcg_charge(g, 3, 0), 0);
+	mcg_group_drain_stocks();
+	mcg_group_set_reclaim_hook(no_progress_hook, NULL);
+	hook_calls = 0;
+	CHECK_EQ(mcg_group_write(g, "memory.max", "4096"), 0);
+	CHECK_EQ(hook_calls, 16);
+	CHECK(!strcmp(rd("memory.max"), "4096\n"));
+	CHECK(!strcmp(rd("memory.current"), "12288\n"));
+	mcg_group_set_reclaim_hook(NULL, NULL);
+	CHECK_EQ(mcg_group_write(g, "memory.max", "max"), 0);
+	CHECK_EQ(mcg_uncharge(g, 3), 0);
+	mcg_group_drain_stocks();
+	CHECK(!strcmp(rd("memory.current"), "0\n"));
+}
+
 /*
  * memory.reclaim and memory.high around reclaim: before reclaim is set up
  * a reclaim request cannot be served (-EAGAIN), 0 bytes is nothing to do,
@@ -186,6 +236,7 @@ int main(void)
 	RUN(test_bad_writes_unchanged);
 	RUN(test_read_errors_and_truncation);
 	RUN(test_current_peak_stat);
+	RUN(test_rarer_writes);
 	RUN(test_reclaim_writes);
 	mcg_group_remove(g);
 	mcg_group_put(g);
