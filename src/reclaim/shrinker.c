@@ -430,8 +430,6 @@ static void shrink_one(int id, mcg_shrink_control_t *sc, int priority, bool memc
 	bool aware = s->ops.flags & MCG_SHRINKER_MEMCG_AWARE;
 	if (memcg_call && !aware)
 		goto out; /* only the root's walk calls global shrinkers */
-	if (!memcg_call && aware && sc->group == mcg_group_root())
-		memcg_call = true; /* the root's own objects: its mark applies */
 	unsigned nid = sc->nid;
 	if (!(s->ops.flags & MCG_SHRINKER_NUMA_AWARE)) {
 		if (sc->nid != 0)

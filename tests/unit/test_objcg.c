@@ -634,6 +634,21 @@ static void test_bad_arguments_and_double_free(void)
 	CHECK(mcg_cache_alloc_account(NULL, c) == NULL);
 	CHECK_EQ(errno, EINVAL);
 	mcg_group_t *g = NULL;
+	/* a NULL group: the current one */
+	mcg_cache_t *k = mcg_cache_create("acct-current", 64, 0, 0, NULL);
+	REQUIRE(k);
+	mcg_group_t *prev = mcg_group_enter(c);
+	void *o = mcg_cache_alloc_account(k, NULL);
+	mcg_group_leave(prev);
+	REQUIRE(o);
+	CHECK_EQ(mcg_obj_group(o, &g), 0);
+	CHECK(g == c);
+	mcg_group_put(g);
+	CHECK_EQ(read_key(c, "memory.stat", "slab"), 64 + (long)sizeof(mcg_objcg_id_t));
+	mcg_cache_free(k, o);
+	CHECK_EQ(mcg_cache_destroy(k), 0);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_bytes(c), 0);
 	CHECK_EQ(mcg_obj_group(NULL, &g), -EINVAL);
 	int local;
 	CHECK_EQ(mcg_obj_group(&local, &g), -EINVAL);

@@ -232,6 +232,12 @@ static void test_not_numa_aware(void)
 	CHECK_EQ(usage(c), 40 - (long)got);
 	CHECK_EQ(calls(0, 1), 0);
 	CHECK(calls(0, 0) > 0);
+	/* the root's walk of node 1 does not call it either, for any group */
+	long before = usage(c), calls0 = calls(0, 0);
+	CHECK_EQ(mcg_reclaim_node(mcg_group_root(), 1, 8, MCG_RECLAIM_PROACTIVE, &res), 0);
+	CHECK_EQ(calls(0, 1), 0);
+	CHECK_EQ(calls(0, 0), calls0);
+	CHECK_EQ(usage(c), before);
 	teardown(s, 1);
 }
 

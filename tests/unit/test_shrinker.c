@@ -214,6 +214,9 @@ static void test_registry_errors(void)
 	mcg_shrinker_t *s;
 	mcg_shrinker_ops_t ops = {.count_objects = f_count};
 	CHECK_EQ(mcg_shrinker_create(&ops, &s), -EINVAL);
+	CHECK_EQ(mcg_shrinker_create(NULL, &s), -EINVAL);
+	mcg_shrinker_ops_t no_count = {.scan_objects = f_scan};
+	CHECK_EQ(mcg_shrinker_create(&no_count, &s), -EINVAL);
 	ops.scan_objects = f_scan;
 	ops.flags = 1u << 7;
 	CHECK_EQ(mcg_shrinker_create(&ops, &s), -EINVAL);
@@ -222,6 +225,7 @@ static void test_registry_errors(void)
 	CHECK_EQ(mcg_shrinker_create(&ops, &s), -EINVAL);
 	ops.seeks = 0;
 	ops.flags = 0;
+	CHECK_EQ(mcg_shrinker_create(&ops, NULL), -EINVAL);
 	REQUIRE(mcg_shrinker_create(&ops, &s) == 0);
 	CHECK_EQ(mcg_shrinker_register(s), 0);
 	CHECK_EQ(mcg_shrinker_register(s), -EINVAL);
