@@ -292,6 +292,86 @@ static void test_args_and_isolate(void)
 	mcg_fault_inject(0, 0);
 }
 
+static enum mcg_lru_status isolate_to(mcg_lru_link_t *item, mcg_list_lru_one_t *l, void *arg)
+{
+	mcg_list_lru_isolate_move(l, item, arg);
+	return MCG_LRU_REMOVED;
+}
+
+/*
+ * The edges: a walk whose budget runs out on node 0 does not go on to
+ * node 1 (memcg aware or not); a shrink count for a node the lists do not
+ * have, or a group with no lists, is empty; a shrink walk with no group
+ * walks the root's; a link that was never added is on no list; a zeroed
+ * dispose head is made a list by the first move; and a list made without
+ * a shrinker needs an id of its own - none left, it is refused.
+ */
+static void test_edges(void)
+{
+	mcg_shrinker_t *s = mk_shrinker(MCG_SHRINKER_MEMCG_AWARE | MCG_SHRINKER_NUMA_AWARE);
+	REQUIRE(s);
+	mcg_list_lru_t *lru, *plain;
+	REQUIRE(mcg_list_lru_create(s, &lru) == 0);
+	REQUIRE(mcg_list_lru_create(NULL, &plain) == 0);
+	REQUIRE(mcg_nr_nodes() == 2);
+	struct item it[4] = {0};
+	CHECK_EQ(mcg_list_lru_add(lru, &it[0].link, 0, NULL), 1);
+	CHECK_EQ(mcg_list_lru_add(lru, &it[1].link, 1, NULL), 1);
+	CHECK_EQ(mcg_list_lru_add(plain, &it[2].link, 0, NULL), 1);
+	CHECK_EQ(mcg_list_lru_add(plain, &it[3].link, 1, NULL), 1);
+	mcg_lru_link_t dispose = {0}; /* zeroed: the first move makes it a list */
+	CHECK_EQ(mcg_list_lru_walk(lru, isolate_to, &dispose, 1), 1);
+	CHECK_EQ(mcg_list_lru_walk(plain, isolate_to, &dispose, 1), 1);
+	CHECK_EQ(mcg_list_lru_count_node(lru, 1), 1); /* node 1 not reached */
+	CHECK_EQ(mcg_list_lru_count_node(plain, 1), 1);
+	CHECK(dispose.next == &it[0].link && it[0].link.next == &it[2].link &&
+	      it[2].link.next == &dispose);
+	/* a node beyond the lists' and a group with none: empty */
+	mcg_shrink_control_t sc = {.nid = 5, .group = mcg_group_root(), .nr_to_scan = 10};
+	CHECK_EQ(mcg_list_lru_shrink_count(lru, &sc), MCG_SHRINK_EMPTY);
+	mcg_group_t *g;
+	REQUIRE(mcg_group_create(NULL, "lru-none", &g) == 0);
+	mcg_shrinker_t *flat = mk_shrinker(MCG_SHRINKER_MEMCG_AWARE);
+	REQUIRE(flat);
+	mcg_list_lru_t *flat_lru;
+	REQUIRE(mcg_list_lru_create(flat, &flat_lru) == 0);
+	sc.nid = 0;
+	sc.group = g;
+	CHECK_EQ(mcg_list_lru_shrink_count(flat_lru, &sc), MCG_SHRINK_EMPTY);
+	/* a shrink walk with no group: the root's lists */
+	sc.group = NULL;
+	sc.nid = 1;
+	mcg_lru_link_t dispose2 = {&dispose2, &dispose2};
+	CHECK_EQ(mcg_list_lru_shrink_walk(lru, &sc, isolate_to, &dispose2), 1);
+	CHECK(dispose2.next == &it[1].link);
+	CHECK_EQ(mcg_list_lru_count(lru), 0);
+	/* a link never added, in a group that has lists: on no list */
+	mcg_lru_link_t never = {0};
+	CHECK_EQ(mcg_list_lru_del(lru, &never, 0, mcg_group_root()), 0);
+	CHECK_EQ(mcg_list_lru_del(plain, &it[3].link, 1, NULL), 1);
+	CHECK_EQ(mcg_list_lru_count(plain), 0);
+	mcg_list_lru_destroy(flat_lru);
+	mcg_shrinker_destroy(flat);
+	mcg_group_remove(g);
+	mcg_group_put(g);
+	mcg_list_lru_destroy(plain);
+
+	/* every shrinker id taken: a list without a shrinker has none left */
+	static mcg_shrinker_t *all[MCG_SHRINKER_MAX];
+	int n = 0;
+	while (n < MCG_SHRINKER_MAX && (all[n] = mk_shrinker(0)) != NULL)
+		n++;
+	CHECK_EQ(mcg_shrinker_ids_in_use(), MCG_SHRINKER_MAX);
+	plain = (mcg_list_lru_t *)&dispose;
+	CHECK_EQ(mcg_list_lru_create(NULL, &plain), -ENOSPC);
+	CHECK(plain == (mcg_list_lru_t *)&dispose); /* untouched */
+	CHECK_EQ(mcg_shrinker_ids_in_use(), MCG_SHRINKER_MAX);
+	while (n > 0)
+		mcg_shrinker_destroy(all[--n]);
+	mcg_list_lru_destroy(lru);
+	mcg_shrinker_destroy(s);
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -302,5 +382,6 @@ int main(void)
 	RUN(test_reparent_chain);
 	RUN(test_fake_numa);
 	RUN(test_args_and_isolate);
+	RUN(test_edges);
 	return test_done();
 }
