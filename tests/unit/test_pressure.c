@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "group/group.h"
+#include "memcg/debug.h"
 #include "memcg/reclaim.h"
 #include "reclaim/pressure.h"
 #include "test.h"
@@ -656,6 +657,47 @@ static void test_psi_polled(void)
 	uncharge_all();
 }
 
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/*
+ * A PSI pass that frees nothing makes the thread back off: it skips
+ * intervals (2^fails - 1 of them) until pushed again, so at most every
+ * other interval of 10 ms runs a pass while the failure stands (PSI is
+ * polled once a second: one failed pass in the window watched).
+ */
+static void test_psi_backoff(void)
+{
+	fresh_tree();
+	put("proc/pressure/memory", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+	REQUIRE(mcg_pressure_set_root(tmp) == 0);
+	mcg_pressure_config_t c = {.interval_ms = 10, .reclaim = give_back};
+	c.budget = 1024 * 1024 * PG; /* far above usage: only PSI can ask */
+	charge_t(1600);
+	reclaim_mode = 1; /* frees nothing */
+	REQUIRE(mcg_pressure_start(&c) == 0);
+	put("proc/pressure/memory", "some avg10=42.50 avg60=3.00 avg300=1.00 total=123456\n");
+	CHECK(wait_for(&reclaim_calls, 1, 5000));
+	put("proc/pressure/memory", "some avg10=0.00 avg60=3.00 avg300=1.00 total=123456\n");
+	mcg_pressure_status_t s0 = status();
+	double t0 = mono_ms();
+	usleep(200000);
+	mcg_pressure_status_t s1 = status();
+	double ms = mono_ms() - t0;
+	CHECK(s0.failed_passes >= 1);
+	/* each interval is one poll of at least 10 ms; passes: every other one */
+	unsigned long passes = s1.wakeups - s0.wakeups, bound = (unsigned long)(ms / 10 + 1) / 2 + 2;
+	if (passes > bound)
+		CHECK(!fprintf(stderr, "%lu passes in %.0f ms: no back-off\n", passes, ms));
+	mcg_pressure_stop();
+	uncharge_all();
+	REQUIRE(mcg_pressure_set_root(NULL) == 0);
+}
+
 /* Stop during a slow reclaim waits for it; no call happens after stop. */
 static void test_stop_during_reclaim(void)
 {
@@ -813,6 +855,15 @@ static void test_real_system(void)
 	fprintf(stderr, "%s", text);
 	CHECK_EQ(mcg_pressure_read(NULL, 0), n);
 	mcg_pressure_stop();
+	/* the thread refused (its fault point): the trigger's fd is closed, not running */
+	mcg_fault_inject(1, 0);
+	CHECK_EQ(mcg_pressure_start(&c), -ENOMEM);
+	CHECK_EQ(mcg_fault_failed(), 1);
+	mcg_fault_inject(0, 0);
+	CHECK_EQ(status().running, 0);
+	REQUIRE(mcg_pressure_start(&c) == 0);
+	CHECK_EQ(status().running, 1);
+	mcg_pressure_stop();
 }
 
 /* Stopped: a wakeup does nothing; the text forms refuse a NULL buffer with
@@ -853,6 +904,7 @@ int main(void)
 	RUN(test_balance_external_usage);
 	RUN(test_thread_wakeups);
 	RUN(test_psi_polled);
+	RUN(test_psi_backoff);
 	RUN(test_stop_during_reclaim);
 	RUN(test_restart_has_no_stale_wakeup);
 	RUN(test_default_reclaim_shrinkers);
