@@ -208,11 +208,59 @@ static void test_bad_value(void)
 	CHECK_EQ(mcg_option(MCG_OPT_RECURSIVEPROT), before);
 }
 
+/*
+ * The arithmetic's edges, on:
+ *
+ *   root
+ *   └─ A  min 100
+ *      ├─ C  min 0    usage 20
+ *      └─ D  min 50   usage 40
+ *
+ * D uses less than it claims: its 40 are protected and it takes no share
+ * of the unclaimed 60; C takes all of it (60 * 20 / (60 - 40)).  With C's
+ * usage gone, A's usage is what its children claim: nothing is shared
+ * (the division would be by zero), D keeps its 40.  And the calls' NULLs:
+ * no group is the target's own (0, 0); no place for a result, none written.
+ */
+static void test_arithmetic_edges(void)
+{
+	mcg_group_t *a, *c, *d;
+	REQUIRE(mcg_group_create(NULL, "rpe-a", &a) == 0);
+	REQUIRE(mcg_group_create(a, "c", &c) == 0);
+	REQUIRE(mcg_group_create(a, "d", &d) == 0);
+	set_bytes(a, "memory.min", 100);
+	set_bytes(d, "memory.min", 50);
+	CHECK_EQ(alloc_anon(c, 20), 20);
+	CHECK_EQ(alloc_anon(d, 40), 40);
+	mcg_group_drain_stocks();
+	set_prot(1);
+	CHECK_EQ(emin_of(d), 40);
+	CHECK_EQ(emin_of(c), 60);
+	CHECK_EQ(mcg_uncharge(c, 20), 0);
+	mcg_group_drain_stocks();
+	CHECK_EQ(current_pages(a), 40);
+	CHECK_EQ(emin_of(d), 40);
+	unsigned long emin = 7, elow = 7;
+	mcg_reclaim_protection(a, NULL, &emin, &elow);
+	CHECK_EQ(emin, 0);
+	CHECK_EQ(elow, 0);
+	mcg_reclaim_protection(NULL, d, NULL, NULL); /* computed, not written */
+	CHECK_EQ(emin_of(d), 40);
+	set_prot(0);
+	CHECK_EQ(mcg_uncharge(d, 40), 0);
+	mcg_group_t *all[] = {c, d, a};
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(mcg_group_remove(all[i]), 0);
+		mcg_group_put(all[i]);
+	}
+}
+
 int main(void)
 {
 	mcg_reclaim_init();
 	RUN(test_default_off);
 	RUN(test_arithmetic);
+	RUN(test_arithmetic_edges);
 	RUN(test_subtree_protected);
 	RUN(test_bad_value);
 	return test_done();
