@@ -575,6 +575,30 @@ static void test_poison(void)
 	CHECK_EQ(mcg_cache_destroy(c), 0);
 }
 
+/*
+ * A debug cache, an object freed twice but not twice in a row: both frees
+ * sit in the CPU array; flushed, the second finds the object's bit clear in
+ * its slab - reported, nothing freed twice.
+ */
+static void test_debug_double_free_flushed(void)
+{
+	reports_reset();
+	mcg_cache_t *c = mcg_cache_create("debug-df", 48, 0, MCG_CACHE_POISON, NULL);
+	REQUIRE(c);
+	char *a = mcg_cache_alloc(c), *b = mcg_cache_alloc(c);
+	REQUIRE(a && b);
+	mcg_cache_free(c, a);
+	mcg_cache_free(c, b);
+	mcg_cache_free(c, a);
+	mcg_cache_shrink(c);
+	CHECK_EQ(reports_of(MCG_REPORT_DOUBLE_FREE, a), 1);
+	CHECK_EQ(nreports, 1);
+	mcg_cache_stats_t st;
+	REQUIRE(mcg_cache_stats(c, &st) == 0);
+	CHECK_EQ(st.active_objs, 0);
+	CHECK_EQ(mcg_cache_destroy(c), 0);
+}
+
 static void test_redzone(void)
 {
 	reports_reset();
@@ -737,6 +761,7 @@ int main(int argc, char **argv)
 	RUN(test_foreign_pointers);
 	RUN(test_use_after_free_cannot_steer);
 	RUN(test_poison);
+	RUN(test_debug_double_free_flushed);
 	RUN(test_redzone);
 	RUN(test_destroy_busy);
 	RUN(test_report_kind_names);
