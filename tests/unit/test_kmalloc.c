@@ -217,6 +217,26 @@ static void test_realloc(void)
 	CHECK_EQ(errno, ENOMEM);
 	CHECK(filled(keep, 50, 9));
 	mcg_free(keep);
+	/* A large block (not accounted): a size beyond any block, and the OS
+	 * refusing the growth - ENOMEM, the block as it was. */
+	char *large = mcg_malloc(512 * 1024);
+	REQUIRE(large);
+	fill(large, 512 * 1024, 4);
+	size_t large_usable = mcg_malloc_usable_size(large);
+	errno = 0;
+	CHECK(mcg_realloc(large, SIZE_MAX - 10) == NULL);
+	CHECK_EQ(errno, ENOMEM);
+	mcg_fault_inject(1, 1);
+	errno = 0;
+	char *grown = mcg_realloc(large, 4096 * 1024);
+	unsigned long refused = mcg_fault_failed();
+	mcg_fault_inject(0, 0);
+	CHECK(grown == NULL);
+	CHECK_EQ(errno, ENOMEM);
+	CHECK(refused >= 1);
+	CHECK_EQ(mcg_malloc_usable_size(large), large_usable);
+	CHECK(filled(large, 512 * 1024, 4));
+	mcg_free(large);
 	/* Foreign pointer: reported, EINVAL, not touched. */
 	int before = nreports;
 	long local[4] = {1, 2, 3, 4};
