@@ -56,13 +56,14 @@ static void test_env_read(void)
 	CHECK(strstr(logged, "memcg: ignoring MCG_CONTROL_TIMEOUT_MS=99: expected ms in "
 	                     "100..3600000\n"));
 	CHECK_EQ(mcg_option(MCG_OPT_RECURSIVEPROT), 0);
-	CHECK(strstr(logged, "memcg: ignoring MCG_RECURSIVEPROT=99999999999999999999: expected bool in "
-	                     "0..1\n"));
+	CHECK(strstr(logged,
+	             "memcg: ignoring MCG_RECURSIVEPROT=99999999999999999999: expected bool in "
+	             "0..1\n"));
 	/* the bytes given: its ratio twin is zeroed */
 	CHECK_EQ(mcg_option(MCG_OPT_DIRTY_BYTES), 1048576);
 	CHECK_EQ(mcg_option(MCG_OPT_DIRTY_RATIO), 0);
 	CHECK_EQ(mcg_option(MCG_OPT_DIRTY_BACKGROUND_RATIO), 10); /* another pair: kept */
-	CHECK_EQ(mcg_options_use_env(0), -EBUSY); /* read already */
+	CHECK_EQ(mcg_options_use_env(0), -EBUSY);                 /* read already */
 }
 
 /* MCG_REAP_MS=250, but the environment turned off first */

@@ -690,7 +690,8 @@ static void test_psi_backoff(void)
 	double ms = mono_ms() - t0;
 	CHECK(s0.failed_passes >= 1);
 	/* each interval is one poll of at least 10 ms; passes: every other one */
-	unsigned long passes = s1.wakeups - s0.wakeups, bound = (unsigned long)(ms / 10 + 1) / 2 + 2;
+	unsigned long passes = s1.wakeups - s0.wakeups,
+	              bound = (unsigned long)(ms / 10 + 1) / 2 + 2;
 	if (passes > bound)
 		CHECK(!fprintf(stderr, "%lu passes in %.0f ms: no back-off\n", passes, ms));
 	mcg_pressure_stop();

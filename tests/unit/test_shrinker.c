@@ -230,7 +230,7 @@ static void test_registry_errors(void)
 	CHECK_EQ(mcg_shrinker_register(s), 0);
 	CHECK_EQ(mcg_shrinker_register(s), -EINVAL);
 	CHECK_EQ(mcg_shrinker_register(NULL), -EINVAL);
-	mcg_shrinker_unregister(NULL); /* nothing to do */
+	mcg_shrinker_unregister(NULL);               /* nothing to do */
 	CHECK_EQ(mcg_shrinker_register(s), -EINVAL); /* still registered */
 	mcg_shrinker_unregister(s);
 	mcg_shrinker_unregister(s); /* idempotent */

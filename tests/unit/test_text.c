@@ -182,7 +182,7 @@ static void test_rarer_writes(void)
 	CHECK(!strcmp(rd("memory.dirty_bytes"), "9223372036854775807\n"));
 	CHECK_EQ(mcg_group_write(g, "memory.dirty_ratio", "-1"), -EINVAL);
 	CHECK(!strcmp(rd("memory.dirty_bytes"), "9223372036854775807\n")); /* unchanged */
-	CHECK_EQ(mcg_group_write(g, "memory.dirty_ratio", "20"), 0); /* zeroes the bytes */
+	CHECK_EQ(mcg_group_write(g, "memory.dirty_ratio", "20"), 0);       /* zeroes the bytes */
 	CHECK(!strcmp(rd("memory.dirty_bytes"), "0\n"));
 	CHECK_EQ(mcg_group_write(mcg_group_root(), "memory.reclaim", "0"), 0);
 
