@@ -6,8 +6,8 @@
  *
  * Runs twice: once in the mode chosen natively (rseq here), then re-executes
  * itself with MCG_RSEQ=0 so that every test also covers the locked path.
- * And once more in a fresh process whose slab layer fails to start (its
- * fault point), where every entry point fails cleanly.
+ * And once more in a fresh process whose first kmalloc calls find no
+ * memory for the size classes.
  */
 #include <errno.h>
 #include <limits.h>
@@ -682,59 +682,38 @@ static void test_mode(void)
 }
 
 /*
- * In a fresh process (MCG_TEST_INIT_FAULT): the slab layer's start-up fails
- * (the fault point in front of its pthread_atfork()), once and for all -
- * every entry point then fails cleanly and nothing is allocated.
- */
-static char **test_argv;
-
-/*
- * In a fresh process (MCG_TEST_INIT_FAULT): the slab layer's start-up fails
- * (the fault point in front of its pthread_atfork()), once and for all -
- * every slab entry point then fails cleanly and allocates nothing.  (The
- * group layer's start-up needs the slab layer: it would die loudly, as
- * tests/fault/test_init_fault.c checks, so no group is used here.)
+ * In a fresh process (MCG_TEST_INIT_FAULT): kmalloc's first calls, before
+ * its size classes exist, with no memory for them - each fails cleanly
+ * (NULL, ENOMEM, nothing charged) and the next call tries again; with
+ * memory, the classes are made.  Accounted calls use an objcg of no group:
+ * a group's start-up would make the classes first.
  */
 static void init_failed(void)
 {
-	mcg_fault_inject(1, 0);
-	errno = 0;
-	CHECK(!mcg_cache_create("never", 64, 0, 0, NULL));
-	CHECK_EQ(errno, ENOMEM);
-	CHECK_EQ(mcg_fault_failed(), 1);
-	mcg_fault_inject(ULONG_MAX, 0); /* armed, never reached: it counts the calls */
-	/* not retried: the same error from every caller */
-	errno = 0;
-	CHECK(!mcg_cache_create("never", 64, 0, 0, NULL));
-	CHECK_EQ(errno, ENOMEM);
-	int fds[2];
-	REQUIRE(pipe(fds) == 0);
-	CHECK_EQ(mcg_slabinfo_write(fds[1]), -ENOMEM);
-	close(fds[1]);
-	char c;
-	CHECK_EQ(read(fds[0], &c, 1), 0); /* not even the header */
-	close(fds[0]);
-	struct mcg_slabinfo_row rows[2];
-	CHECK_EQ(mcg_slabinfo_collect(rows, 2), 0);
-	CHECK_EQ(mcg_slab_reap_all(), 0);
-	CHECK_EQ(mcg_slab_shrink_all(), 0);
-	/* a small size (the stub cache), a size class, a large block; plain and
-	 * accounted (an objcg of no group: nothing may reach its counters) */
 	static struct mcg_objcg none;
-	static const size_t sizes[] = {100, 3000, 64u << 20};
+	static const size_t sizes[] = {100, 3000};
+	mcg_percpu_mode(); /* chosen first, as by a group's start-up */
+	mcg_fault_inject(1, 1); /* every allocation fails */
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		errno = 0;
-		CHECK(!mcg_malloc(sizes[i]));
-		CHECK_EQ(errno, ENOMEM);
 		errno = 0;
 		CHECK(!mcg_kmalloc_objcg(sizes[i], &none));
 		CHECK_EQ(errno, ENOMEM);
+		errno = 0;
+		CHECK(!mcg_malloc(sizes[i]));
+		CHECK_EQ(errno, ENOMEM);
 	}
+	CHECK(mcg_fault_failed() >= 4); /* each call tried to make the classes */
+	mcg_fault_inject(0, 0);
 	CHECK_EQ(none.charged, 0);
 	CHECK_EQ(none.leftover, 0);
-	CHECK_EQ(mcg_fault_count(), 0); /* nothing tried to allocate */
-	mcg_fault_inject(0, 0);
+	void *p = mcg_malloc(100), *q = mcg_malloc(3000);
+	CHECK(p && q);
+	CHECK_EQ(mcg_malloc_usable_size(p), 112);
+	mcg_free(p);
+	mcg_free(q);
 }
+
+static char **test_argv;
 
 static void test_init_failure(void)
 {
