@@ -692,7 +692,7 @@ static void init_failed(void)
 {
 	static struct mcg_objcg none;
 	static const size_t sizes[] = {100, 3000};
-	mcg_percpu_mode(); /* chosen first, as by a group's start-up */
+	mcg_percpu_mode();      /* chosen first, as by a group's start-up */
 	mcg_fault_inject(1, 1); /* every allocation fails */
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		errno = 0;
