@@ -236,6 +236,57 @@ static void test_idle_partial(void)
 	unpin();
 }
 
+/*
+ * 16-byte objects, 256 to a page: a page whose only live object sits in the
+ * middle of its bitmap words (slot 128 of the page: neither the first nor
+ * the last word of the page's four) stays resident; the pages with no live
+ * object go.  As the model says, exactly.
+ */
+static void test_small_objects_middle_word(void)
+{
+	pin_here();
+	enum { N = 2048 };
+	mcg_cache_t *c = mcg_cache_create("purge-small", 16, 0, 0, NULL);
+	REQUIRE(c);
+	static void *live[N];
+	for (unsigned i = 0; i < N; i++) {
+		live[i] = mcg_cache_alloc(c);
+		REQUIRE(live[i]);
+		fill(live[i], 16, i);
+	}
+	size_t kept = 0;
+	for (unsigned i = 0; i < N; i++) {
+		struct mcg_slab *s = mcg_slab_of(live[i]);
+		size_t in_page = ((size_t)((char *)live[i] - s->base) % PG) / 16;
+		if (in_page == 128 && (i / 256) % 2 == 0) { /* every other page keeps one */
+			kept++;
+			continue;
+		}
+		mcg_cache_free(c, live[i]);
+		live[i] = NULL;
+	}
+	CHECK(kept >= 2);
+	mcg_cache_drain_all(c);
+	size_t want = model_partial(live, N);
+	CHECK(want >= 1);
+	mcg_cache_reap(c); /* the first visit marks */
+	mcg_cache_reap(c); /* the second purges */
+	CHECK_EQ(stats_of(c).purged_bytes, want * PG);
+	struct mcg_slab *sl[64];
+	size_t k = slabs_of(live, N, sl, 64);
+	for (size_t j = 0; j < k; j++)
+		check_purged(sl[j], live, N);
+	for (unsigned i = 0; i < N; i++)
+		if (live[i])
+			CHECK(intact(live[i], 16, i));
+	for (unsigned i = 0; i < N; i++)
+		mcg_cache_free(c, live[i]);
+	mcg_cache_drain_all(c);
+	check_shrink_all_free(c);
+	CHECK_EQ(mcg_cache_destroy(c), 0);
+	unpin();
+}
+
 /* A slab touched between two visits is busy: it waits one more visit. */
 static void test_busy_kept(void)
 {
@@ -602,6 +653,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	RUN(test_idle_partial);
+	RUN(test_small_objects_middle_word);
 	RUN(test_busy_kept);
 	RUN(test_reuse);
 	RUN(test_kmalloc_calloc);
