@@ -112,7 +112,7 @@ void mcg_fpage_data_wait_(struct mcg_fpage *p, bool writer)
 		if (writer ? v == 0 : !(v & MCG_FPAGE_DATA_WRITER)) {
 			uint32_t want = writer ? MCG_FPAGE_DATA_WRITER : v + 1;
 			if (__atomic_compare_exchange_n(&p->data_lock, &v, want, false,
-			                                __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			                                __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 				return;
 			continue;
 		}
