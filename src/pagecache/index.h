@@ -67,7 +67,7 @@ struct mcg_index_node {
 		void *p;
 		void *aux;
 	} slots[MCG_INDEX_SLOTS];
-	struct mcg_rcu_head rcu;      /* freed: waiting for the readers */
+	struct mcg_rcu_head rcu; /* freed: waiting for the readers */
 };
 
 struct mcg_index {
