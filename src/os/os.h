@@ -9,6 +9,7 @@
 #ifndef MCG_OS_OS_H
 #define MCG_OS_OS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,10 +42,12 @@ void mcg_os_decommit(void *addr, size_t size);
 
 /**
  * mcg_os_hugepage - ask the OS to back [@addr, @addr + @size) (aligned to
- * the huge page size) with huge pages (MADV_HUGEPAGE; without transparent
- * huge pages it is a no-op).
+ * the huge page size) with huge pages (@on: MADV_HUGEPAGE), or never again
+ * (MADV_NOHUGEPAGE: khugepaged then leaves it alone, where it could fill a
+ * mostly decommitted range back to a whole huge page).  Without
+ * transparent huge pages it is a no-op.
  */
-void mcg_os_hugepage(void *addr, size_t size);
+void mcg_os_hugepage(void *addr, size_t size, bool on);
 
 /** mcg_os_bind - prefer NUMA node @node for the pages (no-op on one real node). */
 void mcg_os_bind(void *addr, size_t size, unsigned node);

@@ -4,7 +4,9 @@
  * for why and the invariants).
  *
  * Locks: pgdata_lock (MCG_RANK_LEAF) guards the list of blocks with free
- * pages and every block's stack; mcg_os_map/unmap run without it.
+ * pages and every block's stack; mcg_os_map/unmap run without it, the
+ * purge's madvise calls with it held (a page being given back must not be
+ * handed out meanwhile).
  */
 #include "pagecache/pgdata.h"
 
@@ -21,11 +23,14 @@
 #define BLOCK_SIZE (2ul << 20)
 #define DATA_PAGE 4096ul
 #define PAGES_PER_BLOCK (BLOCK_SIZE / DATA_PAGE) /* the header's page included */
+#define PURGE_FREE (PAGES_PER_BLOCK / 2)         /* a block this free keeps no free page resident */
 
 /* A block's first page. */
 struct block {
 	struct mcg_list link; /* on partial while it has free pages (pgdata_lock) */
 	unsigned nfree;       /* pages on the stack (pgdata_lock) */
+	unsigned npurged;     /* free[0, npurged) given back to the OS (pgdata_lock) */
+	bool small;           /* MADV_NOHUGEPAGE since its first purge (pgdata_lock) */
 	uint16_t free[PAGES_PER_BLOCK - 1];
 };
 
@@ -51,9 +56,25 @@ static void *pop_locked(void)
 		return NULL;
 	struct block *b = mcg_list_entry(partial.next, struct block, link);
 	unsigned k = b->free[--b->nfree];
+	if (b->npurged > b->nfree) /* a purged page: the OS faults it in anew */
+		b->npurged = b->nfree;
 	if (!b->nfree)
 		mcg_list_del(&b->link);
 	return (char *)b + (size_t)k * DATA_PAGE;
+}
+
+/* Give back to the OS the free pages of @b not given back yet (pgdata_lock
+ * held: none of them can be taken meanwhile).  Each page once per time it
+ * is freed, so the work is one call per page freed into a block this free. */
+static void purge_locked(struct block *b)
+{
+	if (!b->small) { /* the purge splits its huge page: no huge page again */
+		mcg_os_hugepage(b, BLOCK_SIZE, false);
+		b->small = true;
+	}
+	for (unsigned i = b->npurged; i < b->nfree; i++)
+		mcg_os_decommit((char *)b + (size_t)b->free[i] * DATA_PAGE, DATA_PAGE);
+	b->npurged = b->nfree;
 }
 
 void *mcg_pgdata_alloc(void)
@@ -69,8 +90,10 @@ void *mcg_pgdata_alloc(void)
 	struct block *b = mcg_os_map(BLOCK_SIZE, BLOCK_SIZE);
 	if (!b)
 		return NULL;
-	mcg_os_hugepage(b, BLOCK_SIZE);
+	mcg_os_hugepage(b, BLOCK_SIZE, true);
 	b->nfree = 0;
+	b->npurged = 0;
+	b->small = false;
 	for (unsigned k = PAGES_PER_BLOCK - 1; k >= 1; k--) /* low pages first */
 		b->free[b->nfree++] = (uint16_t)k;
 	__atomic_add_fetch(&nr_blocks, 1, __ATOMIC_RELAXED);
@@ -93,6 +116,8 @@ void mcg_pgdata_free(void *data)
 	bool empty = b->nfree == PAGES_PER_BLOCK - 1;
 	if (empty)
 		mcg_list_del(&b->link);
+	else if (b->nfree >= PURGE_FREE)
+		purge_locked(b);
 	mcg_unlock(&pgdata_lock);
 	if (empty) {
 		__atomic_sub_fetch(&nr_blocks, 1, __ATOMIC_RELAXED);

@@ -13,11 +13,16 @@
  * A block's first 4 KiB is its header (the free pages, a stack of page
  * numbers); the other 511 are data.  Blocks with free pages are on one
  * list; a page is taken from the first, a block that gets one back goes
- * to the tail.  A page freed stays resident in its block (giving back 4 KiB
- * of a huge page would split it); a block whose pages are all free is
- * unmapped at once, so with no cached pages nothing is mapped.  Memory held
- * beyond the pages in use is therefore the free pages of partly used
- * blocks.
+ * to the tail.  A page freed stays resident in its block while the block is
+ * less than half free (giving back 4 KiB of a huge page splits it); once
+ * half of it or more is free, its free pages are given back (MADV_DONTNEED)
+ * and so is each page freed into it after, so reclaim that scatters its
+ * frees over many blocks still returns memory; such a block is marked
+ * MADV_NOHUGEPAGE, or khugepaged could fill it back to a whole huge page.  A block whose pages are
+ * all free is unmapped at once, so with no cached pages nothing is mapped.
+ * Memory held beyond the pages in use is therefore at most the free pages
+ * of blocks more than half used: under one page of free data per page in
+ * use.
  *
  * Locks: one (MCG_RANK_LEAF), held for a push or a pop; blocks are mapped
  * and unmapped with it dropped.  The page cache's fork hooks take it.

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "memcg/debug.h"
 #include "test.h"
@@ -69,6 +70,62 @@ static void test_blocks(void)
 	CHECK_EQ(mcg_os_mapped_bytes(), base);
 }
 
+/* How many of @n pages at @p are resident. */
+static int resident(void *const *p, int n)
+{
+	int in = 0;
+	for (int i = 0; i < n; i++) {
+		unsigned char v = 0;
+		if (mincore(p[i], 4096, &v))
+			return -1; /* never a count the checks expect */
+		in += v & 1;
+	}
+	return in;
+}
+
+/* A block half free or more gives its free pages back, and each page freed
+ * into it after; less free, it keeps them; a page given back reads zero. */
+static void test_purge(void)
+{
+	for (int i = 0; i < PER_BLOCK; i++) {
+		REQUIRE(pages[i] = mcg_pgdata_alloc());
+		memset(pages[i], 0x5a, 4096);
+	}
+	CHECK_EQ(mcg_pgdata_blocks(), 1);
+	for (int i = 0; i < 255; i++)
+		mcg_pgdata_free(pages[i]);
+	CHECK_EQ(resident(pages, 255), 255); /* 255 of 511 free: kept */
+	mcg_pgdata_free(pages[255]);
+	CHECK_EQ(resident(pages, 256), 0); /* 256 free: all given back */
+	for (int i = 256; i < 300; i++)
+		mcg_pgdata_free(pages[i]);
+	CHECK_EQ(resident(pages, 300), 0);
+	CHECK_EQ(resident(pages + 300, PER_BLOCK - 300), PER_BLOCK - 300);
+	int bad = 0;
+	for (int i = 300; i < PER_BLOCK; i++)
+		for (int k = 0; k < 4096; k++)
+			bad += ((unsigned char *)pages[i])[k] != 0x5a;
+	CHECK_EQ(bad, 0); /* the pages in use are untouched */
+	/* Taken again: the last freed first, reading zero; freed again with the
+	 * block still half free: given back again. */
+	for (int i = 299; i >= 200; i--) {
+		void *q = mcg_pgdata_alloc();
+		CHECK(q == pages[i]);
+		const unsigned char *b = q;
+		for (int k = 0; k < 4096; k++)
+			bad += b[k] != 0;
+		memset(q, 0x33, 4096);
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(resident(pages + 200, 100), 100);
+	for (int i = 200; i < 300; i++)
+		mcg_pgdata_free(pages[i]);
+	CHECK_EQ(resident(pages, 300), 0);
+	for (int i = 300; i < PER_BLOCK; i++)
+		mcg_pgdata_free(pages[i]);
+	CHECK_EQ(mcg_pgdata_blocks(), 0);
+}
+
 static void test_fault(void)
 {
 	size_t base = mcg_os_mapped_bytes();
@@ -93,6 +150,7 @@ static void test_fault(void)
 int main(void)
 {
 	RUN(test_blocks);
+	RUN(test_purge);
 	RUN(test_fault);
 	return test_done();
 }
