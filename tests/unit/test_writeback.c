@@ -489,6 +489,79 @@ static void test_in_flight_error(void)
 	in_flight_end();
 }
 
+/* The child's half of test_fork_child: its own flushers and pool threads,
+ * a file written, synced and read back.  Return: 0, or the failed step. */
+static int fork_child_steps(const char *data, size_t size)
+{
+	if (mcg_flusher_running() || mcg_wbio_threads() != 0)
+		return 1; /* the parent's threads are not the child's */
+	mcg_file_t *c = NULL;
+	if (mcg_file_open(path_of("fork_child"), O_RDWR | O_CREAT | O_TRUNC, 0644, &buffered, &c))
+		return 2;
+	if (!mcg_flusher_running())
+		return 3;
+	if (mcg_file_pwrite(c, data, size, 0) != (ssize_t)size || mcg_file_fsync(c))
+		return 4;
+	if (mcg_wbio_threads() < 1)
+		return 5; /* the child's runs went to a pool of its own */
+	char *back = malloc(size);
+	if (!back)
+		return 6;
+	mcg_file_drop_caches();
+	int bad = mcg_file_pread(c, back, size, 0) != (ssize_t)size || memcmp(back, data, size) ? 7 : 0;
+	free(back);
+	mcg_file_close(c);
+	mcg_file_drop_caches();
+	return bad;
+}
+
+/*
+ * fork() with flushers, pool threads and read sections in use: the child
+ * has none of the parent's threads, starts its own at its first open,
+ * writes through its pool and reads back; the parent's file is untouched.
+ */
+static void test_fork_child(void)
+{
+	in_flight_begin();
+	mcg_file_t *f = open_new("fork_parent", NULL);
+	REQUIRE(f);
+	size_t size = 32 * 4096;
+	char *data = malloc(size);
+	REQUIRE(data);
+	for (size_t i = 0; i < size; i++)
+		data[i] = (char)(i * 13 + i / 4096);
+	CHECK_EQ(mcg_file_pwrite(f, data, size, 0), (ssize_t)size);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK(mcg_wbio_threads() >= 1);
+	CHECK(mcg_flusher_running());
+	fflush(NULL);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		for (size_t i = 0; i < size; i++)
+			data[i] = (char)~data[i];
+		exit(fork_child_steps(data, size)); /* exit: the child's coverage is written */
+	}
+	int st = 0;
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 0);
+	size_t len;
+	char *disk = tmpdir_read_file(path_of("fork_child"), &len);
+	CHECK_EQ(len, size);
+	bool same = disk && len == size;
+	for (size_t i = 0; same && i < size; i++)
+		same = disk[i] == (char)~data[i];
+	CHECK(same);
+	free(disk);
+	char back[4096];
+	CHECK_EQ(mcg_file_pread(f, back, sizeof(back), 4096), (ssize_t)sizeof(back));
+	CHECK(!memcmp(back, data + 4096, sizeof(back)));
+	mcg_file_close(f);
+	free(data);
+	in_flight_end();
+}
+
 /*
  * O_DIRECT past the backing file's end: the file is extended for each
  * stretch of consecutive dirty pages before its runs go out together, a
@@ -822,6 +895,7 @@ int main(void)
 	RUN(test_emulated_device);
 	RUN(test_in_flight_writeback);
 	RUN(test_in_flight_error);
+	RUN(test_fork_child);
 	RUN(test_extend_backing);
 	RUN(test_write_behind);
 	mcg_file_sync_all();
