@@ -489,6 +489,22 @@ static void test_bad_arguments_more(void)
 	CHECK_EQ(mcg_file_pwrite_nowait(ro, b, 8, 0, &w), -EBADF);
 	CHECK_EQ(w, 7);
 	mcg_file_close(ro);
+	/* No handle, or no access mode (O_ACCMODE's fourth value). */
+	CHECK_EQ(mcg_file_pread(NULL, r, 8, 0), -EINVAL);
+	CHECK_EQ(mcg_file_pwrite(NULL, b, 8, 0), -EINVAL);
+	mcg_file_t *none = NULL;
+	CHECK_EQ(mcg_file_open(path_of("bad2"), O_ACCMODE, 0, &buffered, &none), -EINVAL);
+	CHECK(!none);
+	/* O_TRUNC on a read-only handle truncates nothing. */
+	REQUIRE(!mcg_file_open(path_of("bad2"), O_RDONLY | O_TRUNC, 0, &buffered, &ro));
+	CHECK_EQ(mcg_file_size(ro), 8);
+	CHECK_EQ(mcg_file_pread(ro, r, 8, 0), 8);
+	CHECK(!memcmp(r, b, 8));
+	mcg_file_close(ro);
+	CHECK_EQ(mcg_file_sync_all(), 0);
+	struct stat sb;
+	CHECK_EQ(stat(path_of("bad2"), &sb), 0);
+	CHECK_EQ(sb.st_size, 8);
 }
 
 /*
