@@ -23,6 +23,7 @@
 #include "memcg/control.h"
 #include "memcg/debug.h"
 #include "test.h"
+#include "fork_seen.h"
 #include "held.h"
 
 static char dir[64];
@@ -271,7 +272,7 @@ static void test_fork_with_client(void)
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 	CHECK(poll(&p, 1, 5000) == 1 && recv(fd, got, sizeof(got) - 1, 0) == 9);
 	fflush(NULL);
-	pid_t pid = fork();
+	pid_t pid = fork_seen(); /* the atfork handlers counted (fork_seen.h) */
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		char buf[256];

@@ -42,6 +42,7 @@
 #include "memcg/kmalloc.h"
 #include "memcg/memcg.h"
 #include "memcg/slab.h"
+#include "fork_seen.h"
 #include "test.h"
 
 static char dir[64], path[128];
@@ -466,6 +467,15 @@ static void test_program_closes_all_fds(void)
 		for (int i = 3; i < 4096; i++) /* what a daemon does at start */
 			close(i);
 		usleep(200000);                         /* the server notices */
+		/* A fork now: the child has no server, and none of its descriptors to close. */
+		fflush(NULL);
+		pid_t g = fork_seen(); /* the atfork handlers counted (fork_seen.h) */
+		if (g == 0) {
+			char p2[128];
+			exit(mcg_control_path(p2, sizeof(p2)) == -ENOENT ? 0 : 1);
+		}
+		int gs = 0;
+		bad |= (g < 0 || waitpid(g, &gs, 0) != g || !WIFEXITED(gs) || WEXITSTATUS(gs)) << 5;
 		int keep = open("/dev/null", O_RDONLY); /* a file of the program's own */
 		mcg_control_stop();
 		bad |= (fcntl(keep, F_GETFD) < 0) << 2; /* not closed by the server */

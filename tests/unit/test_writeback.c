@@ -28,6 +28,7 @@
 #include "slab/kmalloc_fast.h"
 #include "test.h"
 #include "tmpdir.h"
+#include "fork_seen.h"
 #include "held.h"
 
 static char dir[PATH_MAX];
@@ -534,8 +535,11 @@ static void test_fork_child(void)
 	CHECK_EQ(mcg_file_fsync(f), 0);
 	CHECK(mcg_wbio_threads() >= 1);
 	CHECK(mcg_flusher_running());
+	char back[4096];
+	CHECK_EQ(mcg_file_pread(f, back, sizeof(back), 0), (ssize_t)sizeof(back)); /* a read section */
+	CHECK(!memcmp(back, data, sizeof(back)));
 	fflush(NULL);
-	pid_t pid = fork();
+	pid_t pid = fork_seen(); /* the atfork handlers counted (fork_seen.h) */
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		for (size_t i = 0; i < size; i++)
@@ -554,7 +558,6 @@ static void test_fork_child(void)
 		same = disk[i] == (char)~data[i];
 	CHECK(same);
 	free(disk);
-	char back[4096];
 	CHECK_EQ(mcg_file_pread(f, back, sizeof(back), 4096), (ssize_t)sizeof(back));
 	CHECK(!memcmp(back, data + 4096, sizeof(back)));
 	mcg_file_close(f);
