@@ -190,8 +190,8 @@ static void test_remap_moves_and_fails(void)
 	REQUIRE(a);
 	memset(a, 0x5a, 2 * page);
 	/* Take the page after the block so that it cannot grow in place. */
-	void *next = mmap(a + 2 * page, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-	                  -1, 0);
+	void *next = mmap(a + 2 * page, page, PROT_READ,
+	                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	if (next != a + 2 * page) { /* taken already: as good for the test */
 		if (next != MAP_FAILED)
 			munmap(next, page);

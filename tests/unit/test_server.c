@@ -291,6 +291,47 @@ static void test_fork_with_client(void)
 	mcg_control_stop();
 }
 
+/* The lowest descriptor number free now. */
+static int lowest_free_fd(void)
+{
+	int fd = fcntl(0, F_DUPFD, 0);
+	if (fd >= 0)
+		close(fd);
+	return fd;
+}
+
+/*
+ * No descriptor left (RLIMIT_NOFILE at the lowest free number): the start
+ * fails with EMFILE at its eventfd; with room for exactly one, at its
+ * socket (the eventfd given back).  Each leaves no file, no server and no
+ * descriptor; with the limit back a start works.
+ */
+static void test_no_descriptors(void)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/sock-nofd", dir);
+	struct rlimit saved;
+	REQUIRE(getrlimit(RLIMIT_NOFILE, &saved) == 0);
+	int fds = held_fds();
+	for (int room = 0; room < 2; room++) {
+		int low = lowest_free_fd();
+		REQUIRE(low > 0);
+		struct rlimit tight = {(rlim_t)(low + room), saved.rlim_max};
+		REQUIRE(setrlimit(RLIMIT_NOFILE, &tight) == 0);
+		int err = mcg_control_start(path);
+		setrlimit(RLIMIT_NOFILE, &saved);
+		CHECK_EQ(err, -EMFILE);
+		CHECK(access(path, F_OK) != 0);
+		char buf[128];
+		CHECK_EQ(mcg_control_path(buf, sizeof(buf)), -ENOENT);
+		CHECK_EQ(held_fds(), fds);
+	}
+	REQUIRE(mcg_control_start(path) == 0);
+	CHECK(access(path, F_OK) == 0);
+	mcg_control_stop();
+	CHECK(access(path, F_OK) != 0);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/memcg-test-server-%d", (int)getpid());
@@ -303,6 +344,7 @@ int main(void)
 	RUN(test_path_bad_arguments);
 	RUN(test_overlong_then_end);
 	RUN(test_low_descriptor_limit);
+	RUN(test_no_descriptors);
 	RUN(test_fork_with_client);
 	RUN(test_failures_close_fds);
 	RUN(test_thread_named);

@@ -466,7 +466,7 @@ static void test_program_closes_all_fds(void)
 		bad |= (!ask(fd, "info\n", "ok ")) << 1;
 		for (int i = 3; i < 4096; i++) /* what a daemon does at start */
 			close(i);
-		usleep(200000);                         /* the server notices */
+		usleep(200000); /* the server notices */
 		/* A fork now: the child has no server, and none of its descriptors to close. */
 		fflush(NULL);
 		pid_t g = fork_seen(); /* the atfork handlers counted (fork_seen.h) */

@@ -509,7 +509,8 @@ static int fork_child_steps(const char *data, size_t size)
 	if (!back)
 		return 6;
 	mcg_file_drop_caches();
-	int bad = mcg_file_pread(c, back, size, 0) != (ssize_t)size || memcmp(back, data, size) ? 7 : 0;
+	int bad = mcg_file_pread(c, back, size, 0) != (ssize_t)size || memcmp(back, data, size) ? 7
+	                                                                                        : 0;
 	free(back);
 	mcg_file_close(c);
 	mcg_file_drop_caches();
@@ -536,7 +537,8 @@ static void test_fork_child(void)
 	CHECK(mcg_wbio_threads() >= 1);
 	CHECK(mcg_flusher_running());
 	char back[4096];
-	CHECK_EQ(mcg_file_pread(f, back, sizeof(back), 0), (ssize_t)sizeof(back)); /* a read section */
+	CHECK_EQ(mcg_file_pread(f, back, sizeof(back), 0),
+	         (ssize_t)sizeof(back)); /* a read section */
 	CHECK(!memcmp(back, data, sizeof(back)));
 	fflush(NULL);
 	pid_t pid = fork_seen(); /* the atfork handlers counted (fork_seen.h) */
