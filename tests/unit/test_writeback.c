@@ -622,6 +622,93 @@ static void test_stale_states(void)
 }
 
 /*
+ * Write-behind's turn by hand: with no range there is nothing to write; a
+ * clean file takes no range; a turn that ends before its range does
+ * (its page budget spent) queues the rest, which the flushers then write
+ * without an fsync.
+ */
+static void test_behind_turns(void)
+{
+	long saved = mcg_option(MCG_OPT_DIRTY_WRITE_BEHIND);
+	REQUIRE(!mcg_option_set("dirty_write_behind", 0)); /* no range from the writes */
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wbturn", &g));
+	mcg_file_t *f = open_new("turns", g);
+	REQUIRE(f);
+	struct mcg_inode *in = f->inode;
+	long w = -1;
+	CHECK_EQ(mcg_wb_write_file(in, 100, MCG_WB_BEHIND, &w), 0);
+	CHECK_EQ(w, 0);
+	mcg_wb_behind(in, 0, 8); /* clean: no range */
+	CHECK_EQ(__atomic_load_n(&in->behind_to, __ATOMIC_RELAXED), 0);
+	char b[8 * 4096];
+	memset(b, 0x3c, sizeof(b));
+	CHECK_EQ(mcg_file_pwrite(f, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	CHECK_EQ(stat_of(g, "file_dirty"), 8 * 4096);
+	mcg_lock(&in->lock);
+	in->behind_from = 0;
+	in->behind_to = 8;
+	mcg_unlock(&in->lock);
+	mcg_wb_set_run_pages(1);
+	CHECK_EQ(mcg_wb_write_file(in, 3, MCG_WB_BEHIND, &w), 0);
+	mcg_wb_set_run_pages(0);
+	CHECK_EQ(w, 3);
+	/* The rest went back to the flushers: written within a bounded wait. */
+	for (int i = 0; i < 300 && stat_of(g, "file_dirty"); i++)
+		sleep_ms(10);
+	CHECK_EQ(stat_of(g, "file_dirty"), 0);
+	CHECK_EQ(stat_of(g, "file_written"), 8);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(g);
+	mcg_group_put(g);
+	REQUIRE(!mcg_option_set("dirty_write_behind", saved));
+}
+
+/*
+ * Several runs in flight failing (every write from the third on): the
+ * fsync returns the first run's error, exactly the failed runs' pages stay
+ * dirty; sync of every file with two failing returns the first error; with
+ * the faults gone all is written and each handle hears of it once.
+ */
+static void test_many_runs_fail(void)
+{
+	in_flight_begin();
+	mcg_file_t *a = open_new("manyfail_a", NULL), *c = open_new("manyfail_b", NULL);
+	REQUIRE(a && c);
+	char data[32 * 4096];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)(i * 17 + 1);
+	CHECK_EQ(mcg_file_pwrite(a, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	REQUIRE(!mcg_fault_inject_io(3, 1, EIO, MCG_FAULT_IO_WRITE));
+	CHECK_EQ(mcg_file_fsync(a), -EIO);
+	CHECK_EQ(mcg_fault_io_failed(), 6); /* runs 3 to 8 */
+	mcg_file_stat_t st;
+	mcg_file_stat(a, &st);
+	CHECK_EQ(st.dirty, 24);
+	CHECK_EQ(st.writeback, 0);
+	CHECK_EQ(mcg_file_pwrite(c, data, 8192, 0), 8192);
+	CHECK_EQ(mcg_file_sync_all(), -EIO);
+	mcg_fault_inject_io(0, 0, 0, 0);
+	CHECK_EQ(mcg_file_sync_all(), 0);
+	mcg_file_stat(a, &st);
+	CHECK_EQ(st.dirty, 0);
+	mcg_file_stat(c, &st);
+	CHECK_EQ(st.dirty, 0);
+	CHECK_EQ(mcg_file_fsync(a), -EIO); /* the sync's failure is news to both handles */
+	CHECK_EQ(mcg_file_fsync(a), 0);
+	CHECK_EQ(mcg_file_fsync(c), -EIO);
+	CHECK_EQ(mcg_file_fsync(c), 0);
+	size_t len;
+	char *disk = tmpdir_read_file(path_of("manyfail_a"), &len);
+	CHECK(disk && len == sizeof(data) && !memcmp(disk, data, sizeof(data)));
+	free(disk);
+	mcg_file_close(a);
+	mcg_file_close(c);
+	in_flight_end();
+}
+
+/*
  * O_DIRECT past the backing file's end: the file is extended for each
  * stretch of consecutive dirty pages before its runs go out together, a
  * gap between two stretches stays a hole; a failed extension costs
@@ -956,6 +1043,8 @@ int main(void)
 	RUN(test_in_flight_error);
 	RUN(test_fork_child);
 	RUN(test_stale_states);
+	RUN(test_behind_turns);
+	RUN(test_many_runs_fail);
 	RUN(test_extend_backing);
 	RUN(test_write_behind);
 	mcg_file_sync_all();
