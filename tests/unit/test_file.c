@@ -593,6 +593,27 @@ static void test_open_trunc_fails(void)
 	CHECK_EQ(st.st_size, 5);
 }
 
+/* A write far past a low one (offset 2^48 after offset 0): the page index
+ * grows by its most nodes at once; the write succeeds, both bytes read
+ * back, the hole between reads as zeros. */
+static void test_far_write(void)
+{
+	mcg_file_t *f = open_new("far", &buffered);
+	REQUIRE(f);
+	const off_t far = (off_t)1 << 48;
+	CHECK_EQ(mcg_file_pwrite(f, "a", 1, 0), 1);
+	CHECK_EQ(mcg_file_pwrite(f, "b", 1, far), 1);
+	CHECK_EQ(mcg_file_size(f), far + 1);
+	char b[2] = {0};
+	CHECK_EQ(mcg_file_pread(f, b, 1, far), 1);
+	CHECK_EQ(b[0], 'b');
+	CHECK_EQ(mcg_file_pread(f, b, 2, 0), 2);
+	CHECK(b[0] == 'a' && b[1] == 0);
+	CHECK_EQ(mcg_file_truncate(f, 0), 0);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -615,6 +636,7 @@ int main(void)
 	RUN(test_reparent);
 	RUN(test_readahead);
 	RUN(test_read_only_file);
+	RUN(test_far_write);
 	mcg_file_drop_caches();
 	tmpdir_remove(dir);
 	return test_done();
