@@ -614,6 +614,57 @@ static void test_far_write(void)
 	mcg_file_drop_caches();
 }
 
+/*
+ * The first read of a file by a group with no page-cache state yet, under
+ * a fault sweep (the group's state, the page, its index nodes): each read
+ * either fails with -ENOMEM, leaving nothing cached or charged, or reads
+ * the page whole.
+ */
+static void test_first_read_fault_sweep(void)
+{
+	mcg_file_t *w = open_new("first_read", &buffered);
+	REQUIRE(w);
+	char page[4096], got[4096];
+	fill(page, sizeof(page), 9);
+	CHECK_EQ(mcg_file_pwrite(w, page, sizeof(page), 0), 4096);
+	CHECK_EQ(mcg_file_fsync(w), 0);
+	mcg_file_close(w);
+	int done = 0, failed = 0;
+	for (unsigned long n = 1; n < 200 && !done; n++) {
+		mcg_file_drop_caches();
+		mcg_group_t *g;
+		REQUIRE(!mcg_group_create(NULL, "first-read", &g));
+		mcg_file_opts_t o = {g, MCG_FILE_NO_DIRECT};
+		mcg_file_t *f = NULL;
+		REQUIRE(!mcg_file_open(path_of("first_read"), O_RDONLY, 0, &o, &f));
+		memset(got, 0, sizeof(got));
+		mcg_fault_inject(n, 0);
+		ssize_t r = mcg_file_pread(f, got, sizeof(got), 0);
+		unsigned long hit = mcg_fault_failed();
+		mcg_fault_inject(0, 0);
+		mcg_file_stat_t st;
+		mcg_file_stat(f, &st);
+		if (hit) {
+			failed++;
+			CHECK_EQ(r, -ENOMEM);
+			CHECK_EQ(st.pages, 0);
+			CHECK_EQ(read_key(g, "memory.stat", "file"), 0);
+		} else {
+			CHECK_EQ(r, 4096);
+			CHECK(!memcmp(got, page, sizeof(page)));
+			CHECK_EQ(st.pages, 1);
+			CHECK_EQ(read_key(g, "memory.stat", "file"), 4096);
+			done = 1;
+		}
+		mcg_file_close(f);
+		mcg_file_drop_caches();
+		CHECK_EQ(mcg_group_remove(g), 0);
+		mcg_group_put(g);
+	}
+	CHECK(done);
+	CHECK(failed >= 3); /* the group's state (two), the page, the index */
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -637,6 +688,7 @@ int main(void)
 	RUN(test_readahead);
 	RUN(test_read_only_file);
 	RUN(test_far_write);
+	RUN(test_first_read_fault_sweep);
 	mcg_file_drop_caches();
 	tmpdir_remove(dir);
 	return test_done();

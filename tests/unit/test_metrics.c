@@ -16,12 +16,15 @@
 #include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "memcg/control.h"
 #include "memcg/debug.h"
 #include "memcg/group.h"
 #include "test.h"
+#include "fork_seen.h"
 #include "held.h"
+#include "iface/metrics.h"
 
 static char resp[1 << 20];
 
@@ -202,6 +205,36 @@ static void test_no_descriptor(void)
 	mcg_metrics_stop();
 }
 
+/* A child made past libc's fork (no atfork handler ran): told apart by its
+ * pid - no port, no address, a stop that stops nothing; the parent's
+ * daemon serves on. */
+static void test_child_without_handlers(void)
+{
+	REQUIRE(mcg_metrics_start("127.0.0.1:0") == 0);
+	int port = mcg_metrics_port();
+	fflush(NULL);
+	pid_t pid = fork_raw();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		char a[64];
+		int bad = (mcg_metrics_port() != -ENOENT) << 0;
+		bad |= (mcg_metrics_address(a, sizeof(a)) != -ENOENT) << 1;
+		mcg_metrics_stop(); /* not its daemon: nothing */
+		exit(bad);          /* exit: the child's coverage is written */
+	}
+	int st;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ(mcg_metrics_port(), port);
+	char a[64], want[64];
+	snprintf(want, sizeof(want), "127.0.0.1:%d", port);
+	CHECK_EQ(mcg_metrics_address(a, sizeof(a)), 0);
+	CHECK(!strcmp(a, want));
+	CHECK(http(port, "GET /metrics HTTP/1.0\r\n\r\n") > 0 && strstr(resp, " 200 "));
+	mcg_metrics_stop();
+	CHECK_EQ(mcg_metrics_port(), -ENOENT);
+}
+
 int main(void)
 {
 	RUN(test_bad_addresses);
@@ -210,5 +243,6 @@ int main(void)
 	RUN(test_fork_and_v6);
 	RUN(test_scrape_without_memory);
 	RUN(test_no_descriptor);
+	RUN(test_child_without_handlers);
 	return test_done();
 }

@@ -25,6 +25,7 @@
 #include "test.h"
 #include "fork_seen.h"
 #include "held.h"
+#include "iface/server.h"
 
 static char dir[64];
 
@@ -332,6 +333,47 @@ static void test_no_descriptors(void)
 	CHECK(access(path, F_OK) != 0);
 }
 
+/*
+ * A child made past libc's fork (no atfork handler ran: the server's state
+ * in it is the parent's): it is told apart by its pid - no server path, a
+ * stop that stops nothing, and its exit leaves the parent's socket in
+ * place; the parent serves on.
+ */
+static void test_child_without_handlers(void)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/sock-raw", dir);
+	REQUIRE(mcg_control_start(path) == 0);
+	fflush(NULL);
+	pid_t pid = fork_raw();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		char buf[256];
+		int bad = (mcg_control_path(buf, sizeof(buf)) != -ENOENT) << 0;
+		mcg_control_stop(); /* not its server: nothing */
+		mcg_control_exit_unlink();
+		bad |= (access(path, F_OK) != 0) << 1;
+		exit(bad); /* exit: the child's coverage is written, and the destructor runs */
+	}
+	int st;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 0);
+	CHECK(access(path, F_OK) == 0);
+	char buf[256];
+	CHECK_EQ(mcg_control_path(buf, sizeof(buf)), 0);
+	CHECK(!strcmp(buf, path));
+	int fd = dial(path);
+	REQUIRE(fd >= 0);
+	static char got[256];
+	CHECK(send_all(fd, "read / memory.max", 17));
+	shutdown(fd, SHUT_WR);
+	CHECK_EQ(read_to_end(fd, got, sizeof(got)), 9);
+	close(fd);
+	mcg_control_stop();
+	CHECK(access(path, F_OK) != 0);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/memcg-test-server-%d", (int)getpid());
@@ -346,6 +388,7 @@ int main(void)
 	RUN(test_low_descriptor_limit);
 	RUN(test_no_descriptors);
 	RUN(test_fork_with_client);
+	RUN(test_child_without_handlers);
 	RUN(test_failures_close_fds);
 	RUN(test_thread_named);
 	char cmd[128];
