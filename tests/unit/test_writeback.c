@@ -497,8 +497,18 @@ static int fork_child_steps(const char *data, size_t size)
 {
 	if (mcg_flusher_running() || mcg_wbio_threads() != 0)
 		return 1; /* the parent's threads are not the child's */
+	/* Its first open starts them; a thread that cannot start (the fault
+	 * point) fails nothing but the start, which the next open retries. */
 	mcg_file_t *c = NULL;
-	if (mcg_file_open(path_of("fork_child"), O_RDWR | O_CREAT | O_TRUNC, 0644, &buffered, &c))
+	mcg_fault_inject(1, 0);
+	int err = mcg_file_open(path_of("fork_child"), O_RDWR | O_CREAT | O_TRUNC, 0644, &buffered,
+	                        &c);
+	unsigned long hit = mcg_fault_failed();
+	mcg_fault_inject(0, 0);
+	if (err || hit != 1 || mcg_flusher_running())
+		return 8;
+	mcg_file_close(c);
+	if (mcg_file_open(path_of("fork_child"), O_RDWR, 0, &buffered, &c))
 		return 2;
 	if (!mcg_flusher_running())
 		return 3;
