@@ -800,6 +800,94 @@ static void test_throttle_global(void)
 }
 
 /*
+ * Runs of pages by hand: a run size past the most a run holds (1024
+ * pages) is the most - 1034 dirty pages go out in two writes; background
+ * writeback goes on where its last chunk ended and, past the last dirty
+ * page, from the file's start once.
+ */
+static void test_run_sizes_and_background_turns(void)
+{
+	long depth = mcg_option(MCG_OPT_WRITEBACK_IO_DEPTH);
+	REQUIRE(!mcg_option_set("writeback_io_depth", 1));
+	mcg_file_t *f = open_new("runs", NULL);
+	REQUIRE(f);
+	enum { PAGES = 1034 };
+	char *b = malloc((size_t)PAGES * 4096);
+	REQUIRE(b);
+	for (size_t i = 0; i < (size_t)PAGES * 4096; i++)
+		b[i] = (char)(i * 3 + i / 4096);
+	CHECK_EQ(mcg_file_pwrite(f, b, (size_t)PAGES * 4096, 0), (ssize_t)PAGES * 4096);
+	mcg_wb_set_run_pages(5000);
+	REQUIRE(!mcg_fault_inject_io(1000000, 0, EIO, MCG_FAULT_IO_WRITE)); /* counts only */
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK_EQ(mcg_fault_io_count(), 2);
+	mcg_fault_inject_io(0, 0, 0, 0);
+	mcg_wb_set_run_pages(0);
+	/* Background: 16 dirty pages written 4 at a time, on from the last chunk. */
+	struct mcg_inode *in = f->inode;
+	CHECK_EQ(mcg_file_pwrite(f, b, 16 * 4096, 0), 16 * 4096);
+	long w = 0;
+	CHECK_EQ(mcg_wb_write_file(in, 4, MCG_WB_BACKGROUND, &w), 0);
+	CHECK_EQ(w, 4);
+	CHECK_EQ(mcg_wb_write_file(in, 12, MCG_WB_BACKGROUND, &w), 0);
+	CHECK_EQ(w, 12);
+	mcg_file_stat_t st;
+	mcg_file_stat(f, &st);
+	CHECK_EQ(st.dirty, 0);
+	/* Pages 0 and 1 dirty again, the next chunk would start at 16: from 0. */
+	CHECK_EQ(mcg_file_pwrite(f, b, 2 * 4096, 0), 2 * 4096);
+	CHECK_EQ(mcg_wb_write_file(in, 8, MCG_WB_BACKGROUND, &w), 0);
+	CHECK_EQ(w, 2);
+	mcg_file_stat(f, &st);
+	CHECK_EQ(st.dirty, 0);
+	size_t len;
+	char *disk = tmpdir_read_file(path_of("runs"), &len);
+	CHECK(disk && len == (size_t)PAGES * 4096 && !memcmp(disk, b, len));
+	free(disk);
+	free(b);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	REQUIRE(!mcg_option_set("writeback_io_depth", depth));
+}
+
+/*
+ * fsync under memory faults, runs in flight: writeback needs no memory
+ * to make progress (one run on the stack when the array of several is
+ * refused), so every fsync succeeds and writes every page.
+ */
+static void test_fsync_without_memory(void)
+{
+	in_flight_begin();
+	mcg_file_t *f = open_new("fsync_nomem", NULL);
+	REQUIRE(f);
+	char data[32 * 4096];
+	int done = 0, hits = 0;
+	for (unsigned long n = 1; n < 50 && !done; n++) {
+		for (size_t i = 0; i < sizeof(data); i++)
+			data[i] = (char)(i * 7 + n);
+		CHECK_EQ(mcg_file_pwrite(f, data, sizeof(data), 0), (ssize_t)sizeof(data));
+		mcg_fault_inject(n, 0);
+		int err = mcg_file_fsync(f);
+		unsigned long hit = mcg_fault_failed();
+		mcg_fault_inject(0, 0);
+		CHECK_EQ(err, 0);
+		mcg_file_stat_t st;
+		mcg_file_stat(f, &st);
+		CHECK(st.dirty == 0 && st.writeback == 0);
+		size_t len;
+		char *disk = tmpdir_read_file(path_of("fsync_nomem"), &len);
+		CHECK(disk && len == sizeof(data) && !memcmp(disk, data, sizeof(data)));
+		free(disk);
+		hits += hit > 0;
+		done = !hit;
+	}
+	CHECK(done);
+	CHECK(hits >= 1); /* the array of runs refused: one at a time */
+	mcg_file_close(f);
+	in_flight_end();
+}
+
+/*
  * O_DIRECT past the backing file's end: the file is extended for each
  * stretch of consecutive dirty pages before its runs go out together, a
  * gap between two stretches stays a hole; a failed extension costs
@@ -1137,6 +1225,8 @@ int main(void)
 	RUN(test_stale_states);
 	RUN(test_behind_turns);
 	RUN(test_many_runs_fail);
+	RUN(test_run_sizes_and_background_turns);
+	RUN(test_fsync_without_memory);
 	RUN(test_extend_backing);
 	RUN(test_write_behind);
 	mcg_file_sync_all();
