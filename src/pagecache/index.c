@@ -99,10 +99,11 @@ unsigned mcg_index_nodes_needed(const struct mcg_index *ix, uint64_t i)
 	unsigned height = ix->height, top = MCG_MAX(height, levels_for(i));
 	unsigned need = top - height; /* new levels above the old root (its slot-0 chain) */
 	/* Below the top, down to the old root's level: the chain's nodes are on
-	 * i's path only where i's higher digits are all zero. */
-	for (int l = (int)top - 2; l >= (int)height; l--)
-		if (i >> (MCG_INDEX_SHIFT * (l + 1)))
-			need++;
+	 * i's path only where i's higher digits are all zero - never, when i
+	 * is what made the tree grow (it has a digit at the top's level), so
+	 * each of those levels needs a node of its own. */
+	if (top > height)
+		need += top - 1 - height;
 	const struct mcg_index_node *n = covers(height, i) ? ix->root : NULL;
 	if (!n)
 		need++; /* the path misses the old root: a new node at its level */
@@ -349,8 +350,8 @@ uint64_t mcg_index_tagged_span(const struct mcg_index *ix, uint64_t start, unsig
 		uint64_t ahead = ~(leaf->tags[tag] >> s);
 		unsigned run = ahead ? (unsigned)__builtin_ctzll(ahead) : MCG_INDEX_SLOTS;
 		n += run;
-		if (s + run < MCG_INDEX_SLOTS || i + run < i)
-			break; /* the span ends in this leaf (or at the last index) */
+		if (s + run < MCG_INDEX_SLOTS)
+			break; /* the span ends in this leaf (indices stay below 2^54: no wrap) */
 		i += run;
 	}
 	return MCG_MIN(n, max);

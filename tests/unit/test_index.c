@@ -271,6 +271,10 @@ static void test_top_of_range(void)
 	CHECK(!mcg_index_next(&ix, base, MCG_TAG_WRITEBACK, &at));
 	CHECK(!mcg_index_next(&ix, ~0ull, MCG_TAG_WRITEBACK, &at));
 	CHECK_EQ(at, 5);
+	/* Tags of an index with no entry (no leaf there): none, and a clear does nothing. */
+	CHECK(!mcg_index_tag_get(&ix, 1ull << 30, MCG_TAG_DIRTY));
+	mcg_index_tag_clear(&ix, 1ull << 30, MCG_TAG_DIRTY);
+	CHECK(mcg_index_tag_get(&ix, 5, MCG_TAG_WRITEBACK));
 	CHECK(del(&ix, 5) == ITEM(5));
 	for (uint64_t i = base; i <= last; i++)
 		CHECK(del(&ix, i) == ITEM(i));
