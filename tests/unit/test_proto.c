@@ -413,6 +413,36 @@ static void test_error_line(void)
 	mcg_out_free(&o);
 }
 
+/* An error line about a word whose encoding cannot get memory: the word
+ * shows as "?", the error is the lookup's; or the whole line is ENOMEM. */
+static void test_error_word_without_memory(void)
+{
+	static const char line[] = "read /no%20such memory.max";
+	int done = 0, unknown = 0;
+	for (unsigned long n = 1; n < 100 && !done; n++) {
+		mcg_out_free(&reply);
+		mcg_fault_inject(n, 0);
+		int err = mcg_control_handle_line(line, strlen(line), &reply);
+		unsigned long hit = mcg_fault_failed();
+		mcg_fault_inject(0, 0);
+		const char *r = mcg_out_data(&reply);
+		if (!hit) {
+			CHECK_EQ(err, -ENOENT);
+			CHECK(!strcmp(
+			        r, "error ENOENT No such file or directory: group /no%20such\n"));
+			done = 1;
+		} else if (err == -ENOENT) {
+			CHECK(!strcmp(r, "error ENOENT No such file or directory: group ?\n"));
+			unknown++;
+		} else {
+			CHECK_EQ(err, -ENOMEM);
+			CHECK(starts(r, "error ENOMEM "));
+		}
+	}
+	CHECK(done);
+	CHECK(unknown >= 1);
+}
+
 int main(void)
 {
 	mcg_out_init(&reply);
@@ -434,6 +464,7 @@ int main(void)
 	RUN(test_fault_sweep_sticky);
 	RUN(test_error_text_printable);
 	RUN(test_error_line);
+	RUN(test_error_word_without_memory);
 	mcg_out_free(&reply);
 	mcg_group_t *gs[] = {x, a, sp};
 	for (int i = 0; i < 3; i++) {

@@ -20,10 +20,12 @@
 #include "memcg/memcg.h"
 #include "memcg/slab.h"
 #include "base/options.h"
+#include "os/os.h"
 #include "pagecache/dirty.h"
 #include "pagecache/filemap.h"
 #include "pagecache/flusher.h"
 #include "pagecache/inode.h"
+#include "pagecache/pcg.h"
 #include "pagecache/wbio.h"
 #include "pagecache/writeback.h"
 #include "slab/kmalloc_fast.h"
@@ -888,6 +890,45 @@ static void test_fsync_without_memory(void)
 }
 
 /*
+ * The flushers' helpers by hand: a wait for the writeback generation with
+ * nothing being written ends at its deadline; the walk of the domains with
+ * dirty files, from a domain not on the list, starts at the list's head.
+ */
+static void test_flusher_walk_and_wait(void)
+{
+	uint64_t gen = mcg_flusher_gen();
+	uint64_t t0 = mcg_os_now_ns();
+	mcg_flusher_wait_gen(gen, 30);
+	uint64_t took = mcg_os_now_ns() - t0;
+	CHECK(took >= 29 * 1000000ull && took < 5000 * 1000000ull);
+	CHECK_EQ(mcg_flusher_gen(), gen);
+	mcg_group_t *clean, *dirty;
+	REQUIRE(!mcg_group_create(NULL, "wbwalk-clean", &clean));
+	REQUIRE(!mcg_group_create(NULL, "wbwalk-dirty", &dirty));
+	mcg_file_t *f = open_new("walk", dirty);
+	REQUIRE(f);
+	CHECK_EQ(mcg_file_pwrite(f, "d", 1, 0), 1);
+	struct mcg_pcg *p = mcg_pcg_of(clean);
+	REQUIRE(p);
+	mcg_pcg_get(p); /* the walk puts the domain it is given */
+	struct mcg_pcg *from_clean = mcg_flusher_next_dirty(p);
+	struct mcg_pcg *first = mcg_flusher_next_dirty(NULL);
+	CHECK(first != NULL);
+	CHECK(from_clean == first);
+	if (from_clean)
+		mcg_pcg_put(from_clean);
+	if (first)
+		mcg_pcg_put(first);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(dirty);
+	mcg_group_put(dirty);
+	mcg_group_remove(clean);
+	mcg_group_put(clean);
+}
+
+/*
  * O_DIRECT past the backing file's end: the file is extended for each
  * stretch of consecutive dirty pages before its runs go out together, a
  * gap between two stretches stays a hole; a failed extension costs
@@ -1227,6 +1268,7 @@ int main(void)
 	RUN(test_many_runs_fail);
 	RUN(test_run_sizes_and_background_turns);
 	RUN(test_fsync_without_memory);
+	RUN(test_flusher_walk_and_wait);
 	RUN(test_extend_backing);
 	RUN(test_write_behind);
 	mcg_file_sync_all();
