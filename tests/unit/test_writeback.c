@@ -810,7 +810,9 @@ static void test_throttle_global(void)
 static void test_run_sizes_and_background_turns(void)
 {
 	long depth = mcg_option(MCG_OPT_WRITEBACK_IO_DEPTH);
+	long behind = mcg_option(MCG_OPT_DIRTY_WRITE_BEHIND);
 	REQUIRE(!mcg_option_set("writeback_io_depth", 1));
+	REQUIRE(!mcg_option_set("dirty_write_behind", 0)); /* all of it left to the fsync */
 	mcg_file_t *f = open_new("runs", NULL);
 	REQUIRE(f);
 	enum { PAGES = 1034 };
@@ -850,6 +852,7 @@ static void test_run_sizes_and_background_turns(void)
 	mcg_file_close(f);
 	mcg_file_drop_caches();
 	REQUIRE(!mcg_option_set("writeback_io_depth", depth));
+	REQUIRE(!mcg_option_set("dirty_write_behind", behind));
 }
 
 /*
