@@ -665,6 +665,43 @@ static void test_first_read_fault_sweep(void)
 	CHECK(failed >= 3); /* the group's state (two), the page, the index */
 }
 
+/* A group whose limit leaves no room for a page (memory.max 0, nothing to
+ * reclaim): a write and a read of a page fail with -ENOMEM, nothing cached
+ * or charged; with the limit lifted both work. */
+static void test_no_room_for_a_page(void)
+{
+	mcg_file_t *w = open_new("noroom", &buffered);
+	REQUIRE(w);
+	char page[4096], got[4096];
+	fill(page, sizeof(page), 4);
+	CHECK_EQ(mcg_file_pwrite(w, page, sizeof(page), 0), 4096);
+	CHECK_EQ(mcg_file_fsync(w), 0);
+	mcg_file_close(w);
+	mcg_file_drop_caches();
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "noroom", &g));
+	REQUIRE(!mcg_group_write(g, "memory.max", "0"));
+	mcg_file_opts_t o = {g, MCG_FILE_NO_DIRECT};
+	mcg_file_t *f = NULL;
+	REQUIRE(!mcg_file_open(path_of("noroom"), O_RDWR, 0, &o, &f));
+	CHECK_EQ(mcg_file_pread(f, got, sizeof(got), 0), -ENOMEM);
+	CHECK_EQ(mcg_file_pwrite(f, page, sizeof(page), 4096), -ENOMEM);
+	mcg_file_stat_t st;
+	mcg_file_stat(f, &st);
+	CHECK_EQ(st.pages, 0);
+	CHECK_EQ(mcg_file_size(f), 4096);
+	CHECK_EQ(read_key(g, "memory.stat", "file"), 0);
+	REQUIRE(!mcg_group_write(g, "memory.max", "max"));
+	CHECK_EQ(mcg_file_pread(f, got, sizeof(got), 0), 4096);
+	CHECK(!memcmp(got, page, sizeof(page)));
+	CHECK_EQ(mcg_file_pwrite(f, page, sizeof(page), 4096), 4096);
+	CHECK_EQ(mcg_file_truncate(f, 0), 0);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	CHECK_EQ(mcg_group_remove(g), 0);
+	mcg_group_put(g);
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -689,6 +726,7 @@ int main(void)
 	RUN(test_read_only_file);
 	RUN(test_far_write);
 	RUN(test_first_read_fault_sweep);
+	RUN(test_no_room_for_a_page);
 	mcg_file_drop_caches();
 	tmpdir_remove(dir);
 	return test_done();
