@@ -118,33 +118,39 @@ static inline struct mcg_pcpu_stack *mcg_pcpu_stack_of(struct mcg_pcpu_stack *ba
 
 /*
  * Pop this CPU's top object; NULL if the stack is empty or stopped.
- * The output is zeroed before the jump to `empty`: GCC takes an asm goto's
- * outputs as unspecified at its labels, so it may merge `return NULL` there
- * with `return obj` and return a stale register from an empty stack (GCC
- * does at -O1; test_pcpu_stack checks it).
+ * The output is zeroed on the way to `empty` (out of line, past the
+ * section: it commits nothing): GCC takes an asm goto's outputs as
+ * unspecified at its labels, so it may merge `return NULL` there with
+ * `return obj` and return a stale register from an empty stack (GCC does
+ * at -O1; test_pcpu_stack checks it).
  */
 static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *base)
 {
 	void *obj;
 retry:
 	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(
-	                abort) "movl 8(%%rax), %%edx\n\t"  /* lo, before cur (see above) */
-	                       "movl (%%rax), %%ecx\n\t"   /* cur */
-	                       "xorl %k[obj], %k[obj]\n\t" /* NULL at empty: see below */
-	                       "cmpl %%edx, %%ecx\n\t"     /* cur <= lo: empty or stopped */
-	                       "jbe %l[empty]\n\t"
-	                       "subl $1, %%ecx\n\t"
-	                       "movq 16(%%rax), %%rdx\n\t"        /* slots */
-	                       "movq 24(%%rax), %[obj]\n\t"       /* obj = top, a guess */
-	                       "cmpq %[obj], (%%rdx,%%rcx,8)\n\t" /* == slots[cur-1]? */
-	                       "je 5f\n\t"
-	                       "movq (%%rdx,%%rcx,8), %[obj]\n\t" /* no: obj = slots[cur-1] */
-	                       "5:\n\t"
-	                       "movq -8(%%rdx,%%rcx,8), %%rdx\n\t" /* slots[cur-2] */
-	                       "movq %%rdx, 24(%%rax)\n\t"         /* is the next top */
-	                       "movl %%ecx, (%%rax)\n\t"           /* commit cur-1 */
-	                       "2:\n\t"
+	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%edx\n\t" /* lo, before cur (see above) */
+	                              "movl (%%rax), %%ecx\n\t"  /* cur */
+	                              "cmpl %%edx, %%ecx\n\t"    /* cur <= lo: empty or stopped */
+	                              "jbe 7f\n\t"
+	                              "subl $1, %%ecx\n\t"
+	                              "movq 16(%%rax), %%rdx\n\t"        /* slots */
+	                              "movq 24(%%rax), %[obj]\n\t"       /* top, a guess */
+	                              "cmpq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur-1]? */
+	                              "jne 8f\n\t"
+	                              "movq -8(%%rdx,%%rcx,8), %%rdx\n\t" /* slots[cur-2]: */
+	                              "movq %%rdx, 24(%%rax)\n\t"         /* the next top */
+	                              "movl %%ecx, (%%rax)\n\t"           /* commit cur-1 */
+	                              "2:\n\t"
+	                              ".pushsection __rseq_failure, \"ax\"\n\t"
+	                              "7:\n\t" /* empty: out of the section, no commit */
+	                              "xorl %k[obj], %k[obj]\n\t" /* NULL: see above */
+	                              "jmp %l[empty]\n\t"
+	                              "8:\n\t" /* a wrong guess: out of the section, */
+	                              "movq (%%rdx,%%rcx,8), %%rdx\n\t" /* the top slot */
+	                              "movq %%rdx, 24(%%rax)\n\t" /* is the guess (any CPU's: */
+	                              "jmp %l[abort]\n\t"         /* a guess), and again */
+	                              ".popsection\n\t"
 	        : [obj] "=&r"(obj)
 	        : MCG_RSEQ_OPERANDS, [base] "r"(base)
 	        : "rax", "rcx", "rdx", "memory", "cc"

@@ -90,7 +90,13 @@ static mcg_always_inline void mcg_kfree_fast(void *p)
 		struct mcg_slab *s = mcg_slab_unit(p);
 		long idx = mcg_slab_index(s, p);
 		if (likely(idx >= 0)) {
-			mcg_cache_free_at(s->cache, s, p, idx);
+			/* The plain free on the straight line: a program's
+			 * frees are plain unless it runs with a heap group. */
+			if (likely(!__atomic_load_n(&s->objcgs, __ATOMIC_RELAXED)))
+				mcg_cache_push(NULL, s, p);
+			else
+				mcg_cache_free_at(NULL, s, p,
+				                  idx); /* s->cache, on the slow paths */
 			return;
 		}
 	}
