@@ -14,14 +14,17 @@
  *   push : if cur < hi  { slots[cur] = obj; top = obj;   commit cur+1 }
  *   push_gated: push, failing while a gate word is closed
  *
- * `top` is a guess at slots[cur-1], nothing more: the pop reads it, checks
- * it against slots[cur-1] and takes the slot where they differ, so no other
- * operation (batches, drains, the locked path, a section aborted after its
- * store to top) need keep it right.  It is there for latency: the pop's
- * result then waits on one load forwarded from the last push (top), where
- * slots[cur-1] waits on two in a row (cur, then the slot at cur); the
- * check is a predicted branch, off the chain of data from a free to the
- * next allocation.
+ * `top` is a guess at slots[cur-1], nothing more: the pop reads it and
+ * checks it against slots[cur-1]; where they differ it leaves the section
+ * (committing nothing), stores the top slot to top and runs again.  So no
+ * other operation (drains, the locked path, a section aborted after its
+ * store to top, that fix-up landing on another CPU's header after a
+ * migration) need keep it right; the batches store it only to guess well.
+ * It is there for latency: the pop's result then waits on one load
+ * forwarded from the last push (top), where slots[cur-1] waits on two in a
+ * row (cur, then the slot at cur); the check is a predicted branch, off
+ * the chain of data from a free to the next allocation, and the fix-up is
+ * out of line, so the pop's fast line has no taken branch.
  *
  * Stopping a CPU's stack (remote drain, reap): under its lock set lo to
  * MCG_PCPU_STOPPED and hi to 0 so every operation fails to the slow path,

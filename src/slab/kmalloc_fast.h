@@ -17,6 +17,8 @@
  * the cache fast path, with no test of the unit's cache (a unit that holds
  * no slab reads count 0, so the index fails and the slow path sorts out
  * large blocks and bad pointers) and no NULL test (chunk 0 is never memcg's).
+ * The plain push is its straight line, the accounted free a branch away,
+ * and the cache is loaded on the slow paths only (MCG_FREE_CACHE).
  */
 #ifndef MCG_SLAB_KMALLOC_FAST_H
 #define MCG_SLAB_KMALLOC_FAST_H
