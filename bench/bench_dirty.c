@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -119,6 +120,21 @@ static void *xmalloc_aligned(size_t n)
 		fprintf(stderr, "memcg bench dirty: out of memory\n");
 		exit(1);
 	}
+	memset(p, 0x5a, n);
+	return p;
+}
+
+/* @n bytes (a multiple of 2 MiB) in 2 MiB pages where the OS gives them:
+ * the copy floor's source, mapped as the kernel's direct map and memcg's
+ * page data (pagecache/pgdata.h) are, so it is the floor of both. */
+static char *xmalloc_huge(size_t n)
+{
+	void *p = NULL;
+	if (posix_memalign(&p, 2 * MIB, n)) {
+		fprintf(stderr, "memcg bench dirty: out of memory\n");
+		exit(1);
+	}
+	madvise(p, n, MADV_HUGEPAGE); /* (a hint: 4 KiB pages without THP) */
 	memset(p, 0x5a, n);
 	return p;
 }
@@ -365,7 +381,8 @@ static double random_ops(int kind, bool write, void *f, int fd, long pages, long
 }
 
 /* The copy floor: @n copies of 4 KiB from random pages of @mem (@pages
- * pages) into @buf - what any read of cached data pays at least. */
+ * pages, mapped in 2 MiB pages) into @buf - what any read of cached data
+ * pays at least. */
 static double random_copies(const char *mem, long pages, long n, char *buf, unsigned seed)
 {
 	uint64_t t0 = bench_now_ns();
@@ -460,7 +477,8 @@ static void case_throughput(void)
 	/* Random 4 KiB rewrites and reads of a cached working set of 64 MiB (a
 	 * realistic cache: beyond the CPU's caches, so a read copies from
 	 * memory), and reads of 4 MiB (inside them), beside the copy floor: a
-	 * memcpy of 4 KiB from a random page of 64 MiB. */
+	 * memcpy of 4 KiB from a random page of 64 MiB in 2 MiB pages (as the
+	 * kernel's direct map and memcg's page data). */
 	long ws = cfg.smoke ? 4 * MIB : 64 * MIB, pages = ws / PAGE;
 	long small = 4 * MIB, spages = small / PAGE;
 	long n = cfg.smoke ? 20000 : 200000, nd = cfg.smoke ? 500 : 4000;
@@ -475,7 +493,7 @@ static void case_throughput(void)
 	mfill(msf, small, buf);
 	int ksfd = kopen("rnd-kernel-small", O_RDWR | O_CREAT | O_TRUNC);
 	kfill(ksfd, small, buf);
-	char *mem = xmalloc_aligned((size_t)ws);
+	char *mem = xmalloc_huge((size_t)ws);
 	static double w[NR_T][MAX_ROUNDS], rd[2][MAX_ROUNDS], rds[2][MAX_ROUNDS], cp[MAX_ROUNDS];
 	bench_progress("throughput: random 4 KiB rewrites and reads over %ld MiB, reads over %ld "
 	               "MiB, %d rounds",

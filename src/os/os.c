@@ -115,6 +115,11 @@ void mcg_os_unmap(void *addr, size_t size)
 
 void mcg_os_decommit(void *addr, size_t size) { madvise(addr, size, MADV_DONTNEED); }
 
+void mcg_os_hugepage(void *addr, size_t size, bool on)
+{
+	madvise(addr, size, on ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+}
+
 void mcg_os_bind(void *addr, size_t size, unsigned node)
 {
 	if (os_real_nodes <= 1 || node >= os_real_nodes)

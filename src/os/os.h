@@ -9,6 +9,7 @@
 #ifndef MCG_OS_OS_H
 #define MCG_OS_OS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,15 @@ void *mcg_os_remap(void *addr, size_t old, size_t new, size_t align);
 
 /** mcg_os_decommit - give the pages back to the OS (they read as zero later). */
 void mcg_os_decommit(void *addr, size_t size);
+
+/**
+ * mcg_os_hugepage - ask the OS to back [@addr, @addr + @size) (aligned to
+ * the huge page size) with huge pages (@on: MADV_HUGEPAGE), or never again
+ * (MADV_NOHUGEPAGE: khugepaged then leaves it alone, where it could fill a
+ * mostly decommitted range back to a whole huge page).  Without
+ * transparent huge pages it is a no-op.
+ */
+void mcg_os_hugepage(void *addr, size_t size, bool on);
 
 /** mcg_os_bind - prefer NUMA node @node for the pages (no-op on one real node). */
 void mcg_os_bind(void *addr, size_t size, unsigned node);

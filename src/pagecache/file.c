@@ -29,6 +29,7 @@
 #include "pagecache/io.h"
 #include "pagecache/lru.h"
 #include "pagecache/pcg.h"
+#include "pagecache/pgdata.h"
 #include "pagecache/rcu.h"
 #include "pagecache/writeback.h"
 #include "slab/slab.h"
@@ -50,10 +51,12 @@ static void fork_lock(void)
 	mcg_inode_fork_lock();
 	mcg_dirty_fork_lock();
 	mcg_rcu_fork_lock();
+	mcg_pgdata_fork_lock();
 }
 
 static void fork_unlock(void)
 {
+	mcg_pgdata_fork_unlock();
 	mcg_rcu_fork_unlock();
 	mcg_dirty_fork_unlock();
 	mcg_inode_fork_unlock();

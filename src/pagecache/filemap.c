@@ -4,8 +4,10 @@
  * cache (see filemap.h).
  *
  * Read (no file-wide lock): for each page, the hit path first - in a read
- * section (rcu.h), find it with no lock and no reference, copy out under
- * its data lock (shared), mark it accessed (a flag); else the locked path:
+ * section keyed by the file and page index (rcu.h), find it with no lock
+ * and no reference, copy out unless its data lock is held alone (whoever
+ * changes the data waits for the sections keyed to the page), mark it
+ * accessed (a flag); else the locked path:
  * find it under the mapping lock (a reference), read it in on a miss, wait
  * while it is being read, copy out, mark it accessed.
  *
@@ -100,10 +102,16 @@ static int wait_uptodate(struct mcg_inode *in, struct mcg_fpage *page)
 #define READ_PREFETCH_LINES 16
 
 /*
- * The hit path: in a read section, the page at @index (no lock, no
- * reference: rcu.h keeps its memory while the section lasts), uptodate and
- * not a readahead marker, copied out under its data lock (shared: no
- * writer copies in meanwhile).  A page removed meanwhile (truncate,
+ * The hit path: in a read section keyed by (@in, @index), the page at
+ * @index (no lock, no reference: rcu.h keeps its memory while the section
+ * lasts), uptodate and not a readahead marker, copied out with no atomic if
+ * its data lock is not held alone: a writer or truncate takes it alone and
+ * then waits for this section (mcg_fpage_data_change_lock()); one that
+ * takes it after our check finds our key and waits, one that held it
+ * before makes us leave at once (it may be waiting for us).  So no copy in
+ * overlaps the copy out, and the copy's loads depend on no atomic on the
+ * page's line: they start as soon as the index names the data.  A page
+ * removed meanwhile (truncate,
  * reclaim) is copied as it was - a read that raced the removal.  The
  * accessed mark is a flag; the second access (list move, lruvec lock) is
  * done with a reference after the section.
@@ -112,7 +120,7 @@ static int wait_uptodate(struct mcg_inode *in, struct mcg_fpage *page)
 static inline bool read_hit(struct mcg_inode *in, uint64_t index, const struct iovec *iov, int cnt,
                             size_t done, size_t pgoff, size_t n)
 {
-	if (unlikely(!mcg_rcu_read_lock()))
+	if (unlikely(!mcg_rcu_read_lock_key(in, index)))
 		return false;
 	void *hint = NULL;
 	struct mcg_fpage *page = mcg_index_lookup_aux(&in->index, index, &hint);
@@ -123,9 +131,9 @@ static inline bool read_hit(struct mcg_inode *in, uint64_t index, const struct i
 	uint32_t fl = mcg_fpage_flags(page);
 	if (unlikely((fl & (PG_UPTODATE | PG_READAHEAD)) != PG_UPTODATE))
 		goto miss;
-	mcg_fpage_data_read_lock(page);
+	if (unlikely(mcg_fpage_data_writer(page)))
+		goto miss; /* (its holder may be waiting for this section) */
 	iov_copy(iov, cnt, done, (char *)page->data + pgoff, n, true);
-	mcg_fpage_data_read_unlock(page);
 	struct mcg_fpage *activate = NULL;
 	if (unlikely((fl & (PG_REFERENCED | PG_ACTIVE)) != (PG_REFERENCED | PG_ACTIVE))) {
 		if (!(fl & PG_REFERENCED))
@@ -270,7 +278,7 @@ static void write_end_created(struct mcg_inode *in, struct mcg_fpage *page)
 static void write_lock_stable(struct mcg_inode *in, struct mcg_fpage *page)
 {
 	for (;;) {
-		mcg_fpage_data_write_lock(page);
+		mcg_fpage_data_change_lock(page);
 		if (likely(!mcg_fpage_test(page, PG_WRITEBACK)))
 			return;
 		mcg_fpage_data_write_unlock(page);
@@ -433,7 +441,7 @@ int mcg_filemap_truncate(struct mcg_inode *in, int64_t size)
 			        mcg_inode_find_get(in, (uint64_t)size >> MCG_FPAGE_SHIFT);
 			if (page) {
 				if (!wait_uptodate(in, page)) {
-					mcg_fpage_data_write_lock(page);
+					mcg_fpage_data_change_lock(page);
 					memset((char *)page->data + tail, 0, MCG_FPAGE_SIZE - tail);
 					mcg_fpage_data_write_unlock(page);
 				}

@@ -58,10 +58,10 @@ static inline void *lookup_(const struct mcg_index *ix, uint64_t i, void **aux)
 		unsigned s = (unsigned)((i >> shift) & SLOT_MASK);
 		if (!shift) {
 			if (aux)
-				*aux = __atomic_load_n(&n->aux[s], __ATOMIC_RELAXED);
-			return __atomic_load_n(&n->slots[s], __ATOMIC_SEQ_CST);
+				*aux = __atomic_load_n(&n->slots[s].aux, __ATOMIC_RELAXED);
+			return __atomic_load_n(&n->slots[s].p, __ATOMIC_SEQ_CST);
 		}
-		n = __atomic_load_n(&n->slots[s], __ATOMIC_SEQ_CST);
+		n = __atomic_load_n(&n->slots[s].p, __ATOMIC_SEQ_CST);
 		if (!n)
 			return NULL;
 		shift -= MCG_INDEX_SHIFT;
@@ -82,7 +82,7 @@ static struct mcg_index_node *leaf_of(const struct mcg_index *ix, uint64_t i)
 	if (!n || !covers(ix->height, i))
 		return NULL;
 	while (n && n->shift)
-		n = n->slots[digit(n, i)];
+		n = n->slots[digit(n, i)].p;
 	return n;
 }
 
@@ -104,7 +104,7 @@ unsigned mcg_index_nodes_needed(const struct mcg_index *ix, uint64_t i)
 		need++; /* the path misses the old root: a new node at its level */
 	for (int l = (int)height - 2; l >= 0; l--) {
 		if (n)
-			n = n->slots[(i >> (MCG_INDEX_SHIFT * (l + 1))) & SLOT_MASK];
+			n = n->slots[(i >> (MCG_INDEX_SHIFT * (l + 1))) & SLOT_MASK].p;
 		if (!n)
 			need++;
 	}
@@ -140,7 +140,7 @@ static struct mcg_index_node *node_take(struct mcg_index_preload *pl, unsigned l
 /* Store @p in slot @s of @n for the lockless readers (after @p's contents). */
 static inline void slot_publish(struct mcg_index_node *n, unsigned s, void *p)
 {
-	__atomic_store_n(&n->slots[s], p, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&n->slots[s].p, p, __ATOMIC_SEQ_CST);
 }
 
 /* Hang @child in slot @s of @parent, with its tags summarised. */
@@ -182,12 +182,12 @@ int mcg_index_insert_aux(struct mcg_index *ix, uint64_t i, void *item, void *aux
 	struct mcg_index_node *n = ix->root;
 	while (n->shift) {
 		unsigned s = digit(n, i);
-		if (!n->slots[s])
+		if (!n->slots[s].p)
 			node_link(n, s, node_take(pl, n->shift / MCG_INDEX_SHIFT - 1u));
-		n = n->slots[s];
+		n = n->slots[s].p;
 	}
 	unsigned s = digit(n, i);
-	__atomic_store_n(&n->aux[s], aux, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->slots[s].aux, aux, __ATOMIC_RELAXED);
 	n->used |= 1ull << s;
 	n->count++;
 	ix->nr++;
@@ -213,13 +213,13 @@ void *mcg_index_delete(struct mcg_index *ix, uint64_t i, struct mcg_index_node *
 {
 	struct mcg_index_node *n = leaf_of(ix, i);
 	unsigned s = n ? digit(n, i) : 0;
-	if (!n || !n->slots[s])
+	if (!n || !n->slots[s].p)
 		return NULL;
-	void *item = n->slots[s];
+	void *item = n->slots[s].p;
 	for (int t = 0; t < MCG_NR_TAGS; t++)
 		tag_clear_up(n, s, (unsigned)t);
 	slot_publish(n, s, NULL);
-	__atomic_store_n(&n->aux[s], NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->slots[s].aux, NULL, __ATOMIC_RELAXED);
 	n->used &= ~(1ull << s);
 	n->count--;
 	ix->nr--;
@@ -242,7 +242,7 @@ void *mcg_index_delete(struct mcg_index *ix, uint64_t i, struct mcg_index_node *
 	/* Shrink: a root using only slot 0 gives way to its child. */
 	while (ix->height > 1 && ix->root->used == 1) {
 		struct mcg_index_node *old = ix->root;
-		struct mcg_index_node *child = old->slots[0];
+		struct mcg_index_node *child = old->slots[0].p;
 		child->parent = NULL;
 		child->offset = 0;
 		ix->height--;
@@ -273,7 +273,7 @@ void mcg_index_free_nodes(struct mcg_index_node *freed)
 void mcg_index_tag_set(struct mcg_index *ix, uint64_t i, enum mcg_index_tag tag)
 {
 	struct mcg_index_node *n = leaf_of(ix, i);
-	MCG_BUG_ON(!n || !n->slots[digit(n, i)]);
+	MCG_BUG_ON(!n || !n->slots[digit(n, i)].p);
 	unsigned s = digit(n, i);
 	while (n && !(n->tags[tag] & (1ull << s))) {
 		n->tags[tag] |= 1ull << s;
@@ -323,9 +323,9 @@ void *mcg_index_next(const struct mcg_index *ix, uint64_t start, unsigned tag, u
 			i = (span < 64 ? (i >> span) << span : 0) | ((uint64_t)s << n->shift);
 		if (!n->shift) {
 			*at = i;
-			return n->slots[s];
+			return n->slots[s].p;
 		}
-		n = n->slots[s];
+		n = n->slots[s].p;
 	}
 	return NULL;
 }

@@ -59,11 +59,15 @@ struct mcg_index_node {
 	uint8_t offset; /* this node's slot in its parent */
 	uint16_t count; /* slots in use */
 	uint32_t pad_;
-	uint64_t used; /* bit s: slots[s] is in use */
+	uint64_t used; /* bit s: slots[s].p is in use */
 	uint64_t tags[MCG_NR_TAGS];
-	void *slots[MCG_INDEX_SLOTS]; /* children, or items in leaves (atomic stores) */
-	void *aux[MCG_INDEX_SLOTS];   /* leaves: each item's hint (atomic stores) */
-	struct mcg_rcu_head rcu;      /* freed: waiting for the readers */
+	/* Children, or items in leaves, each beside its hint (leaves), so a
+	 * lookup reads one line of a leaf for both (atomic stores). */
+	struct {
+		void *p;
+		void *aux;
+	} slots[MCG_INDEX_SLOTS];
+	struct mcg_rcu_head rcu; /* freed: waiting for the readers */
 };
 
 struct mcg_index {
@@ -91,9 +95,9 @@ void *mcg_index_lookup(const struct mcg_index *ix, uint64_t i);
 
 /**
  * mcg_index_lookup_aux - the item at @i, or NULL; *@aux gets the hint
- * stored with it (mcg_index_insert_aux()).  The leaf's slot and hint are
- * in two lines fetched at once, so a caller can start on what the hint
- * points at while it reads the item.
+ * stored with it (mcg_index_insert_aux()).  The leaf's slot and hint share
+ * a line, so a caller can start on what the hint points at while it reads
+ * the item.
  */
 void *mcg_index_lookup_aux(const struct mcg_index *ix, uint64_t i, void **aux);
 

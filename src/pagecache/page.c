@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pagecache/page.c - cached pages: their slab caches, allocation with the
+ * pagecache/page.c - cached pages: their memory, allocation with the
  * charge, freeing with the uncharge, and the data lock's slow path (see
  * page.h).
  *
- * Descriptors and data come from two unaccounted slab caches ("fpage",
- * "fpage_data": 4 KiB objects aligned to 4 KiB, what O_DIRECT needs); the
- * charge is one page per page to the group, through its pcg
- * (mcg_pcg_charge_page()), so memory.current counts file pages as the
- * kernel's does, and the allocator's own slack (a partly used slab) is
- * nobody's.
+ * Descriptors come from an unaccounted slab cache ("fpage"), data from
+ * 2 MiB blocks backed by huge pages where the OS can (pgdata.h: 4 KiB
+ * aligned to 4 KiB, what O_DIRECT needs); the charge is one page per page
+ * to the group, through its pcg (mcg_pcg_charge_page()), so memory.current
+ * counts file pages as the kernel's does, and the allocators' own slack (a
+ * partly used slab or block) is nobody's.
  *
  * Locks: none here but the data lock itself; allocation and freeing run
- * with no page-cache lock held (they take slab locks and charge).
+ * with no page-cache lock held (they take the allocators' locks and charge).
  */
 #include "pagecache/page.h"
 
@@ -28,15 +28,15 @@
 #include "os/os.h"
 #include "pagecache/inode.h"
 #include "pagecache/pcg.h"
+#include "pagecache/pgdata.h"
 
-static mcg_cache_t *desc_cache, *data_cache;
+static mcg_cache_t *desc_cache;
 static pthread_once_t caches_once = PTHREAD_ONCE_INIT;
 
 static void caches_init_once(void)
 {
 	desc_cache = mcg_cache_create("fpage", sizeof(struct mcg_fpage), 0, 0, NULL);
-	data_cache = mcg_cache_create("fpage_data", MCG_FPAGE_SIZE, MCG_FPAGE_SIZE, 0, NULL);
-	if (!desc_cache || !data_cache)
+	if (!desc_cache)
 		mcg_die("no memory for the page cache's slab caches");
 }
 
@@ -50,14 +50,14 @@ struct mcg_fpage *mcg_fpage_alloc(struct mcg_pcg *pcg, struct mcg_inode *inode, 
 	struct mcg_fpage *p = mcg_fault_should_fail() ? NULL : mcg_cache_alloc(desc_cache);
 	if (!p)
 		return NULL;
-	void *data = mcg_fault_should_fail() ? NULL : mcg_cache_alloc(data_cache);
+	void *data = mcg_pgdata_alloc();
 	if (!data) {
 		mcg_cache_free(desc_cache, p);
 		return NULL;
 	}
 	struct mcg_pcg *live = mcg_pcg_charge_page(pcg, flags);
 	if (!live) {
-		mcg_cache_free(data_cache, data);
+		mcg_pgdata_free(data);
 		mcg_cache_free(desc_cache, p);
 		return NULL;
 	}
@@ -78,7 +78,7 @@ struct mcg_fpage *mcg_fpage_alloc(struct mcg_pcg *pcg, struct mcg_inode *inode, 
 static void fpage_free_rcu(struct mcg_rcu_head *h)
 {
 	struct mcg_fpage *p = mcg_container_of(h, struct mcg_fpage, rcu);
-	mcg_cache_free(data_cache, p->data);
+	mcg_pgdata_free(p->data);
 	mcg_cache_free(desc_cache, p);
 }
 
@@ -112,7 +112,7 @@ void mcg_fpage_data_wait_(struct mcg_fpage *p, bool writer)
 		if (writer ? v == 0 : !(v & MCG_FPAGE_DATA_WRITER)) {
 			uint32_t want = writer ? MCG_FPAGE_DATA_WRITER : v + 1;
 			if (__atomic_compare_exchange_n(&p->data_lock, &v, want, false,
-			                                __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			                                __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 				return;
 			continue;
 		}

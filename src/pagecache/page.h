@@ -20,10 +20,16 @@
  * section can still hold it, at once when none is open - never under a
  * page-cache lock: removal hands pages to the caller's dispose list.
  *
- * Data lock (rw spin, MCG_RANK_PAGE_DATA): readers share it while they
- * copy out, a writer holds it alone while it copies in; writeback sets
- * WRITEBACK holding it alone, so no copy is half done when the I/O starts,
- * and writers test WRITEBACK under it.
+ * Data lock (rw spin, MCG_RANK_PAGE_DATA): the locked read path's readers
+ * share it while they copy out, a writer holds it alone while it copies in;
+ * writeback sets WRITEBACK holding it alone, so no copy is half done when
+ * the I/O starts, and writers test WRITEBACK under it.  A cached read (in a
+ * read section keyed by the page's file and index, rcu.h) does not take
+ * it: it checks that no one holds it alone (mcg_fpage_data_writer()) and
+ * copies; whoever changes the data holds it alone and then waits for the
+ * sections keyed to the page (mcg_fpage_data_change_lock()) - one of the
+ * two sees the other (both sequentially consistent), so no copy out
+ * overlaps a copy in.
  *
  * Who changes what: DIRTY is set by whoever dirties the page (an atomic
  * test-and-set; only the one that set it tags and counts, under the
@@ -188,15 +194,45 @@ static inline void mcg_fpage_data_read_unlock(struct mcg_fpage *p)
 	__atomic_fetch_sub(&p->data_lock, 1, __ATOMIC_RELEASE);
 }
 
-/** mcg_fpage_data_write_lock - hold @p's data alone.  Pair with _write_unlock. */
+/**
+ * mcg_fpage_data_write_lock - hold @p's data alone against the lock's
+ * readers (the locked read path; a cached read's copy is not held off:
+ * mcg_fpage_data_change_lock() for a change of the data).  The acquiring
+ * exchange is sequentially consistent (mcg_fpage_data_writer()).  Pair
+ * with _write_unlock.
+ */
 static inline void mcg_fpage_data_write_lock(struct mcg_fpage *p)
 {
 	if (mcg_config_debug)
 		mcg_lock_check_acquire_(MCG_RANK_PAGE_DATA);
 	uint32_t v = 0;
 	if (unlikely(!__atomic_compare_exchange_n(&p->data_lock, &v, MCG_FPAGE_DATA_WRITER, false,
-	                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+	                                          __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)))
 		mcg_fpage_data_wait_(p, true);
+}
+
+/**
+ * mcg_fpage_data_change_lock - hold @p's data alone to change it: the write
+ * lock, then wait for the cached reads copying it (read sections entered
+ * with its file and index, rcu.h) - a section entered after the lock was
+ * taken sees it (mcg_fpage_data_writer()) and stays away.  Not inside a
+ * read section.  Pair with _write_unlock.
+ */
+static inline void mcg_fpage_data_change_lock(struct mcg_fpage *p)
+{
+	mcg_fpage_data_write_lock(p);
+	mcg_rcu_wait_key(p->inode, p->index);
+}
+
+/**
+ * mcg_fpage_data_writer - whether @p's data lock is held alone (a read
+ * section entered with mcg_rcu_read_lock_key() on @p's file and index): when
+ * it is not, no change of the data starts before the section ends; when it
+ * is, the section must leave without waiting (the holder may wait for it).
+ */
+static inline bool mcg_fpage_data_writer(struct mcg_fpage *p)
+{
+	return __atomic_load_n(&p->data_lock, __ATOMIC_SEQ_CST) & MCG_FPAGE_DATA_WRITER;
 }
 
 static inline void mcg_fpage_data_write_unlock(struct mcg_fpage *p)

@@ -18,6 +18,7 @@
 #include "pagecache/rcu.h"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include "base/fault.h"
 #include "base/lock.h"
@@ -97,6 +98,8 @@ bool mcg_rcu_register_(void)
 		if (mcg_fault_should_fail() || !(r = mcg_malloc(sizeof(*r))))
 			return false;
 		r->epoch = 0;
+		r->key = NULL;
+		r->key_index = 0;
 		r->free = false;
 		mcg_lock(&rcu_lock);
 		r->next = readers;
@@ -209,6 +212,29 @@ void mcg_rcu_retire(struct mcg_rcu_kind *kind, struct mcg_rcu_head *h)
 	collect_locked(&rd);
 	mcg_unlock(&rcu_lock);
 	free_ready(&rd);
+}
+
+void mcg_rcu_wait_key(const void *key, uint64_t index)
+{
+	for (struct mcg_rcu_reader *r = __atomic_load_n(&readers, __ATOMIC_ACQUIRE); r;
+	     r = r->next) {
+		for (unsigned spins = 0;; spins++) {
+			/* Epoch 0, or a pair published after the section that showed
+			 * this epoch began: either read (acquire) orders that section's
+			 * reads before the caller's changes. */
+			if (!__atomic_load_n(&r->epoch, __ATOMIC_SEQ_CST) ||
+			    __atomic_load_n(&r->key, __ATOMIC_ACQUIRE) != key ||
+			    __atomic_load_n(&r->key_index, __ATOMIC_ACQUIRE) != index)
+				break;
+			if (spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+				__builtin_ia32_pause();
+#endif
+			} else {
+				sched_yield();
+			}
+		}
+	}
 }
 
 long mcg_rcu_pending(void) { return __atomic_load_n(&mcg_rcu_nr_pending_, __ATOMIC_RELAXED); }

@@ -10,9 +10,13 @@
  *
  * Readers: each thread has a slot (registered on its first section, reused
  * after the thread exits) holding 0 outside a section, or the global epoch
- * it saw on entry.  Entering is one exchange on the thread's own line
- * (sequentially consistent: the slot is published before any index load);
- * leaving is one release store.  Sections do not nest and never sleep.
+ * it saw on entry, and the key of what the section reads (a file and a
+ * page index; NULL for none).  Entering is two release stores of the key
+ * and one exchange on the thread's own line (sequentially consistent: the
+ * slot is published before any index load); leaving is one release store.
+ * mcg_rcu_wait_key() waits for the open sections showing a key: how a
+ * change of a page's data keeps clear of the cached reads copying it
+ * (page.h, the data lock).  Sections do not nest and never sleep.
  *
  * Retiring: the object has left the index (sequentially consistent
  * stores, index.c) before it is retired; it gets the epoch T of a fetch-add
@@ -49,7 +53,9 @@ struct mcg_rcu_kind {
 };
 
 struct mcg_rcu_reader {
-	uint64_t epoch; /* 0: outside a section (atomic) */
+	uint64_t epoch;     /* 0: outside a section (atomic) */
+	const void *key;    /* what the section reads: an object ... (atomic, release) */
+	uint64_t key_index; /* ... and an index in it (atomic, release) */
 	struct mcg_rcu_reader *next;
 	bool free; /* its thread exited: the next new reader takes it (rcu lock) */
 } mcg_cacheline_aligned;
@@ -62,11 +68,12 @@ bool mcg_rcu_register_(void);
 void mcg_rcu_reclaim(void);
 
 /**
- * mcg_rcu_read_lock - enter a read section (no nesting; no sleeping in it).
- * Return: true; false when this thread could not get a slot (no memory):
- * then the caller takes its locked path.  Pair with mcg_rcu_read_unlock().
+ * mcg_rcu_read_lock_key - enter a read section that reads what @key and
+ * @index name (a file and a page index): mcg_rcu_wait_key() with the same
+ * pair waits for it.  The pair is published before the section's epoch, both
+ * in the thread's own slot.  Return and pairing as mcg_rcu_read_lock().
  */
-static inline bool mcg_rcu_read_lock(void)
+static inline bool mcg_rcu_read_lock_key(const void *key, uint64_t index)
 {
 	struct mcg_rcu_reader *r = mcg_rcu_self_;
 	if (unlikely(!r)) {
@@ -74,10 +81,20 @@ static inline bool mcg_rcu_read_lock(void)
 			return false;
 		r = mcg_rcu_self_;
 	}
+	/* Release: a waiter that reads this pair has seen the previous section end. */
+	__atomic_store_n(&r->key, key, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->key_index, index, __ATOMIC_RELEASE);
 	uint64_t e = __atomic_load_n(&mcg_rcu_epoch_, __ATOMIC_ACQUIRE);
 	__atomic_exchange_n(&r->epoch, e, __ATOMIC_SEQ_CST);
 	return true;
 }
+
+/**
+ * mcg_rcu_read_lock - enter a read section (no nesting; no sleeping in it).
+ * Return: true; false when this thread could not get a slot (no memory):
+ * then the caller takes its locked path.  Pair with mcg_rcu_read_unlock().
+ */
+static inline bool mcg_rcu_read_lock(void) { return mcg_rcu_read_lock_key(NULL, 0); }
 
 /** mcg_rcu_read_unlock - leave the section; frees what waited for it, if anything did. */
 static inline void mcg_rcu_read_unlock(void)
@@ -94,6 +111,17 @@ static inline void mcg_rcu_read_unlock(void)
  * may run here.
  */
 void mcg_rcu_retire(struct mcg_rcu_kind *kind, struct mcg_rcu_head *h);
+
+/**
+ * mcg_rcu_wait_key - wait until no read section entered with (@key, @index)
+ * (mcg_rcu_read_lock_key()) before this call's sequentially consistent
+ * store is open.  The caller has published, with a sequentially consistent
+ * atomic, what makes a section entered later stay away (Dekker's pattern:
+ * that section's entry and this scan are both sequentially consistent, so
+ * one of the two sees the other).  Reads every slot; spins, then yields.
+ * Never called inside a section.
+ */
+void mcg_rcu_wait_key(const void *key, uint64_t index);
 
 /** mcg_rcu_fork_lock / unlock - the pending lists' lock around fork (file.c's fork hooks). */
 void mcg_rcu_fork_lock(void);

@@ -38,7 +38,11 @@
  *
  * Throttling above memory.high sleeps up to 2 s in the charging thread: the
  * fuzzer replaces nanosleep() (the library's only sleep there) by a counter,
- * so inputs that go over high stay fast.
+ * so inputs that go over high stay fast.  A writer held over its dirty
+ * limit by a sticky write fault would spin for ever on that counter (the
+ * library holds it until its pages can be written): after REPAIR_SLEEPS
+ * throttling sleeps in one operation the fault is disarmed, as a device
+ * repaired, and the writer must get through with nothing lost.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -152,12 +156,22 @@ static mcg_shrinker_t *shrinker;
 static mcg_list_lru_t *lru;
 static unsigned long sleeps;
 
+/* A sticky fault on writes holds a writer over its dirty limit for ever:
+ * errors lose nothing, so the pages stay dirty and the throttle holds the
+ * writers back (pagecache/writeback.c).  The world's device is repaired
+ * (the fault disarmed) once one operation has been throttled this many
+ * times; the writer must then get through, with nothing lost. */
+#define REPAIR_SLEEPS 2000
+static unsigned long op_sleeps; /* throttling sleeps in the current operation */
+
 /* The library's throttling sleep, counted instead of slept (see the banner). */
 int nanosleep(const struct timespec *req, struct timespec *rem)
 {
 	(void)req;
 	(void)rem;
 	sleeps++;
+	if (++op_sleeps == REPAIR_SLEEPS && io_armed)
+		FUZZ_ASSERT(mcg_fault_inject_io(0, 0, 0, 0) == 0);
 	return 0;
 }
 
@@ -1077,6 +1091,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (trace)
 			fprintf(stderr, "op %s%s (%zu bytes left)\n", ops[(op & 0x7f) % NOPS].name,
 			        op & 0x80 ? " +check" : "", in.n);
+		op_sleeps = 0;
 		ops[(op & 0x7f) % NOPS].fn(&in);
 		if (op & 0x80)
 			check_world();
