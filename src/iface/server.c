@@ -284,7 +284,7 @@ static bool client_io(struct client *c, short revents, uint64_t now)
 		if (c->out_done < mcg_out_size(&c->out))
 			return true;
 		mcg_out_reset(&c->out, 0);
-		if (mcg_out_size(&c->out) == 0 && c->out.cap > 65536)
+		if (c->out.cap > 65536)
 			mcg_out_free(&c->out); /* a large reply: give the memory back */
 		answer_next(c);
 		return !(c->eof && !mcg_out_size(&c->out) && !c->in_len);

@@ -47,11 +47,10 @@ void *mcg_os_map(size_t size, size_t align)
 	if (align > page) {
 		uintptr_t a = MCG_ALIGN_UP((uintptr_t)p, align);
 		size_t head = a - (uintptr_t)p;
-		size_t tail = len - head - size;
+		size_t tail = len - head - size; /* align - head: at least a page */
 		if (head)
 			munmap(p, head);
-		if (tail)
-			munmap((char *)a + size, tail);
+		munmap((char *)a + size, tail);
 		p = (char *)a;
 	}
 	__atomic_add_fetch(&os_mapped_bytes, size, __ATOMIC_RELAXED);
@@ -67,11 +66,10 @@ static void *reserve_aligned(size_t size, size_t align)
 	if (p == MAP_FAILED)
 		return NULL;
 	uintptr_t a = MCG_ALIGN_UP((uintptr_t)p, align);
-	size_t head = a - (uintptr_t)p, tail = len - head - size;
+	size_t head = a - (uintptr_t)p, tail = len - head - size; /* tail: at least a page */
 	if (head)
 		munmap(p, head);
-	if (tail)
-		munmap((char *)a + size, tail);
+	munmap((char *)a + size, tail);
 	return (void *)a;
 }
 

@@ -59,10 +59,18 @@ static struct mcg_chunk *chunk_create(unsigned node)
 	return c;
 }
 
+/* The mask of a span of @units at unit 0: a span is at most half a chunk
+ * (mcg_pages_alloc's check), so @units < 64 and the shift is defined. */
+static inline uint64_t span_mask(unsigned units)
+{
+	_Static_assert(MCG_UNITS_PER_CHUNK / 2 < 64, "a span's mask fits a shift of 1ull");
+	return (1ull << units) - 1;
+}
+
 /* First unit of a free aligned run of @units in @c, or 0 if none. */
 static unsigned chunk_find_span(const struct mcg_chunk *c, unsigned units)
 {
-	uint64_t want = units == 64 ? ~0ull : ((1ull << units) - 1);
+	uint64_t want = span_mask(units);
 	for (unsigned u = units; u + units <= MCG_UNITS_PER_CHUNK; u += units) {
 		uint64_t m = want << u;
 		if ((c->free_units & m) == m)
@@ -98,7 +106,7 @@ void *mcg_pages_alloc(unsigned node, unsigned units)
 		mcg_list_add_tail(&fresh->link, &pn->avail);
 	}
 	if (c) {
-		uint64_t m = (units == 64 ? ~0ull : ((1ull << units) - 1)) << u;
+		uint64_t m = span_mask(units) << u;
 		c->idle_steps = 0;
 		c->free_units &= ~m;
 		if (c->free_units == 0)
@@ -125,7 +133,7 @@ void mcg_pages_free(void *span, unsigned units)
 	mcg_lock(&pn->lock);
 	if (c->free_units == 0)
 		mcg_list_add_tail(&c->link, &pn->avail);
-	c->free_units |= (units == 64 ? ~0ull : ((1ull << units) - 1)) << u;
+	c->free_units |= span_mask(units) << u;
 	bool all_free = c->free_units == ALL_UNITS_FREE;
 	if (all_free) {
 		/* Descriptor and bitmap pages: zero them and give them back. */

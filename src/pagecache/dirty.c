@@ -35,9 +35,10 @@
 
 static unsigned long ilog2_ul(unsigned long v) { return v ? 63u - (unsigned)__builtin_clzl(v) : 0; }
 
+/* @v >= 2: its callers' constants (the clz of 0 is undefined). */
 static unsigned long roundup_pow_of_two(unsigned long v)
 {
-	return v <= 1 ? 1 : 1ul << (64 - __builtin_clzl(v - 1));
+	return 1ul << (64 - __builtin_clzl(v - 1));
 }
 
 static unsigned long div_round_up(unsigned long a, unsigned long b) { return (a + b - 1) / b; }

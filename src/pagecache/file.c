@@ -65,8 +65,13 @@ static void fork_unlock(void)
 /* Start the page cache once: 0, or -ENOMEM (then a later open tries again). */
 static int pagecache_start(void)
 {
-	if (likely(__atomic_load_n(&started, __ATOMIC_ACQUIRE)))
+	if (likely(__atomic_load_n(&started, __ATOMIC_ACQUIRE))) {
+		/* A forked child has none of the parent's flushers, and a start
+		 * that failed is retried here: periodic writeback needs them. */
+		if (unlikely(!mcg_flusher_running()))
+			mcg_flusher_start();
 		return 0;
+	}
 	pthread_mutex_lock(&start_lock);
 	int err = 0;
 	if (!started) {

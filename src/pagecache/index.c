@@ -20,6 +20,10 @@
 
 #define SLOT_MASK ((uint64_t)MCG_INDEX_SLOTS - 1)
 
+/* A node's range (its shift + MCG_INDEX_SHIFT bits) is below 2^64 at
+ * every level, so the shifts by it below are defined. */
+_Static_assert(MCG_INDEX_SHIFT *MCG_INDEX_MAX_HEIGHT < 64, "a node's range fits a shift");
+
 /* The levels a tree needs to hold index @i. */
 static unsigned levels_for(uint64_t i)
 {
@@ -52,7 +56,7 @@ static inline void *lookup_(const struct mcg_index *ix, uint64_t i, void **aux)
 	if (!n)
 		return NULL;
 	unsigned shift = n->shift;
-	if (shift + MCG_INDEX_SHIFT < 64 && (i >> (shift + MCG_INDEX_SHIFT)))
+	if (i >> (shift + MCG_INDEX_SHIFT))
 		return NULL;
 	for (;;) {
 		unsigned s = (unsigned)((i >> shift) & SLOT_MASK);
@@ -95,10 +99,11 @@ unsigned mcg_index_nodes_needed(const struct mcg_index *ix, uint64_t i)
 	unsigned height = ix->height, top = MCG_MAX(height, levels_for(i));
 	unsigned need = top - height; /* new levels above the old root (its slot-0 chain) */
 	/* Below the top, down to the old root's level: the chain's nodes are on
-	 * i's path only where i's higher digits are all zero. */
-	for (int l = (int)top - 2; l >= (int)height; l--)
-		if (i >> (MCG_INDEX_SHIFT * (l + 1)))
-			need++;
+	 * i's path only where i's higher digits are all zero - never, when i
+	 * is what made the tree grow (it has a digit at the top's level), so
+	 * each of those levels needs a node of its own. */
+	if (top > height)
+		need += top - 1 - height;
 	const struct mcg_index_node *n = covers(height, i) ? ix->root : NULL;
 	if (!n)
 		need++; /* the path misses the old root: a new node at its level */
@@ -113,7 +118,8 @@ unsigned mcg_index_nodes_needed(const struct mcg_index *ix, uint64_t i)
 
 int mcg_index_preload(struct mcg_index_preload *pl, unsigned n)
 {
-	while (pl->n < n && pl->n < MCG_ARRAY_SIZE(pl->nodes)) {
+	MCG_BUG_ON(n > MCG_ARRAY_SIZE(pl->nodes)); /* (MCG_INDEX_PRELOAD_MAX) */
+	while (pl->n < n) {
 		struct mcg_index_node *node =
 		        mcg_fault_should_fail() ? NULL : mcg_malloc(sizeof(*node));
 		if (!node)
@@ -309,18 +315,18 @@ void *mcg_index_next(const struct mcg_index *ix, uint64_t start, unsigned tag, u
 			/* Nothing here at or after i: on after this node's range, in
 			 * the nearest ancestor whose range goes on past it. */
 			uint64_t old = i;
-			i = span < 64 ? ((i >> span) + 1) << span : 0;
-			bool wrapped = !i;
+			i = ((i >> span) + 1) << span;
+			bool wrapped = !i; /* (only from a start past the top level's range) */
 			for (n = n->parent; n; n = n->parent) {
 				unsigned pspan = n->shift + MCG_INDEX_SHIFT;
-				if (!wrapped && (pspan >= 64 || (i >> pspan) == (old >> pspan)))
+				if (!wrapped && (i >> pspan) == (old >> pspan))
 					break;
 			}
 			continue;
 		}
 		unsigned s = (unsigned)__builtin_ctzll(bits);
 		if (s != off) /* the start of slot s */
-			i = (span < 64 ? (i >> span) << span : 0) | ((uint64_t)s << n->shift);
+			i = ((i >> span) << span) | ((uint64_t)s << n->shift);
 		if (!n->shift) {
 			*at = i;
 			return n->slots[s].p;
@@ -339,13 +345,13 @@ uint64_t mcg_index_tagged_span(const struct mcg_index *ix, uint64_t start, unsig
 		if (!leaf)
 			break;
 		unsigned s = digit(leaf, i);
-		uint64_t ahead = ~(leaf->tags[tag] >> s); /* (zeros shifted in: a 1 ends it) */
+		/* Zeros shifted in end it: the run is at most MCG_INDEX_SLOTS - s
+		 * (all 64 only from slot 0 of a leaf tagged throughout). */
+		uint64_t ahead = ~(leaf->tags[tag] >> s);
 		unsigned run = ahead ? (unsigned)__builtin_ctzll(ahead) : MCG_INDEX_SLOTS;
-		if (run > MCG_INDEX_SLOTS - s)
-			run = MCG_INDEX_SLOTS - s;
 		n += run;
-		if (s + run < MCG_INDEX_SLOTS || i + run < i)
-			break; /* the span ends in this leaf (or at the last index) */
+		if (s + run < MCG_INDEX_SLOTS)
+			break; /* the span ends in this leaf (indices stay below 2^54: no wrap) */
 		i += run;
 	}
 	return MCG_MIN(n, max);

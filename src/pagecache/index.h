@@ -76,10 +76,19 @@ struct mcg_index {
 	unsigned long nr;            /* entries */
 };
 
+/*
+ * The most nodes one insert needs (mcg_index_nodes_needed()): under a root
+ * of height h < MCG_INDEX_MAX_HEIGHT, an index at the top of the range
+ * takes MCG_INDEX_MAX_HEIGHT - h new levels above the old root and a new
+ * node at every level of its own path below them, 2 MCG_INDEX_MAX_HEIGHT
+ * - 1 - h in all: at most 2 MCG_INDEX_MAX_HEIGHT - 2, for h = 1.
+ */
+#define MCG_INDEX_PRELOAD_MAX (2 * MCG_INDEX_MAX_HEIGHT - 2)
+
 /** Nodes an insert may need, taken before the caller's lock. */
 struct mcg_index_preload {
 	unsigned n;
-	struct mcg_index_node *nodes[MCG_INDEX_MAX_HEIGHT + 1];
+	struct mcg_index_node *nodes[MCG_INDEX_PRELOAD_MAX];
 };
 
 /** mcg_index_init - an empty index. */
@@ -103,12 +112,13 @@ void *mcg_index_lookup_aux(const struct mcg_index *ix, uint64_t i, void **aux);
 
 /**
  * mcg_index_nodes_needed - how many nodes inserting at @i needs now
- * (0 when the leaf exists).
+ * (0 when the leaf exists; at most MCG_INDEX_PRELOAD_MAX).
  */
 unsigned mcg_index_nodes_needed(const struct mcg_index *ix, uint64_t i);
 
 /**
- * mcg_index_preload - allocate @n nodes into @pl (no lock held).
+ * mcg_index_preload - allocate @n (at most MCG_INDEX_PRELOAD_MAX) nodes
+ * into @pl, counting those it holds already (no lock held).
  * Return: 0, or -ENOMEM (fault injected or no memory; @pl keeps what it got).
  * Pair with mcg_index_preload_end().
  */

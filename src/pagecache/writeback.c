@@ -78,8 +78,7 @@ static void domain_add_locked(struct mcg_inode *in, struct mcg_fpage *page)
 /* @in has no dirty page left (mapping lock held). */
 static void domain_del_locked(struct mcg_inode *in)
 {
-	if (!in->wb_pcg)
-		return;
+	MCG_BUG_ON(!in->wb_pcg); /* its first dirty page set it (domain_add_locked) */
 	struct mcg_pcg *p = lock_domain(in);
 	if (in->on_wb_list) {
 		mcg_list_del(&in->wb_link);

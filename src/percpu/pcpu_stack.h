@@ -2,7 +2,7 @@
 /*
  * percpu/pcpu_stack.h - a per-CPU stack of pointers: the slab fast path.
  *
- * Each CPU has a header { cur, touched, lo, hi, slots, lock } at
+ * Each CPU has a header { cur, touched, lo, hi, slots, top, lock } at
  * base + (cpu << MCG_PCPU_SHIFT); slots[0, cur) hold objects (pointers,
  * whose low bits the slab layer may use as tags).  The shape is
  * tcmalloc's per-CPU slab: array stacks, so an operation reads the header,
@@ -10,9 +10,21 @@
  * instruction of the rseq critical section.  No ABA (only the CPU's own
  * sections move `cur`), no atomics on the fast path.
  *
- *   pop  : if cur > lo  { obj = slots[cur-1]; commit cur-1 }
- *   push : if cur < hi  { slots[cur] = obj;   commit cur+1 }
+ *   pop  : if cur > lo  { obj = slots[cur-1]; top = slots[cur-2]; commit cur-1 }
+ *   push : if cur < hi  { slots[cur] = obj; top = obj;   commit cur+1 }
  *   push_gated: push, failing while a gate word is closed
+ *
+ * `top` is a guess at slots[cur-1], nothing more: the pop reads it and
+ * checks it against slots[cur-1]; where they differ it leaves the section
+ * (committing nothing), stores the top slot to top and runs again.  So no
+ * other operation (drains, the locked path, a section aborted after its
+ * store to top, that fix-up landing on another CPU's header after a
+ * migration) need keep it right; the batches store it only to guess well.
+ * It is there for latency: the pop's result then waits on one load
+ * forwarded from the last push (top), where slots[cur-1] waits on two in a
+ * row (cur, then the slot at cur); the check is a predicted branch, off
+ * the chain of data from a free to the next allocation, and the fix-up is
+ * out of line, so the pop's fast line has no taken branch.
  *
  * Stopping a CPU's stack (remote drain, reap): under its lock set lo to
  * MCG_PCPU_STOPPED and hi to 0 so every operation fails to the slow path,
@@ -30,6 +42,9 @@
  * that reads a stopped bound fails.  A section that read cur first could
  * pair a stale cur with a restarted bound and commit it over the owner's
  * drain.
+ *
+ * top needs no ordering: a pop returns it only where it equals slots[cur-1]
+ * as read after cur, so the argument above holds for what a pop returns.
  *
  * The rseq sections are x86-64 assembly, below, kept tiny to be reviewed line
  * by line: %rax = this CPU's header, %ecx = cur, %rdx / %r8 = slots.
@@ -50,13 +65,15 @@ struct mcg_pcpu_stack {
 	uint32_t lo;      /* pop only while cur > lo (0, or MCG_PCPU_STOPPED) (8) */
 	uint32_t hi;      /* push only while cur < hi (capacity, or 0 stopped) (12) */
 	void **slots;     /* capacity entries, after a NULL one: slots[-1] (16) */
+	void *top;        /* a guess at slots[cur-1], checked before use (24) */
 	uint32_t cap;     /* capacity for the locked path (0 while stopped) */
 	mcg_lock_t lock;  /* locked mode: the data; rseq mode: remote owners */
 } __attribute__((aligned(MCG_PCPU_STRIDE)));
 
 _Static_assert(__builtin_offsetof(struct mcg_pcpu_stack, lo) == 8 &&
                        __builtin_offsetof(struct mcg_pcpu_stack, hi) == 12 &&
-                       __builtin_offsetof(struct mcg_pcpu_stack, slots) == 16,
+                       __builtin_offsetof(struct mcg_pcpu_stack, slots) == 16 &&
+                       __builtin_offsetof(struct mcg_pcpu_stack, top) == 24,
                "the asm's offsets");
 
 _Static_assert(sizeof(struct mcg_pcpu_stack) == MCG_PCPU_STRIDE, "stride");
@@ -104,26 +121,39 @@ static inline struct mcg_pcpu_stack *mcg_pcpu_stack_of(struct mcg_pcpu_stack *ba
 
 /*
  * Pop this CPU's top object; NULL if the stack is empty or stopped.
- * The output is zeroed before the jump to `empty`: GCC takes an asm goto's
- * outputs as unspecified at its labels, so it may merge `return NULL` there
- * with `return obj` and return a stale register from an empty stack (GCC
- * does at -O1; test_pcpu_stack checks it).
+ * The output is zeroed on the way to `empty` (out of line, past the
+ * section: it commits nothing): GCC takes an asm goto's outputs as
+ * unspecified at its labels, so it may merge `return NULL` there with
+ * `return obj` and return a stale register from an empty stack (GCC does
+ * at -O1; test_pcpu_stack checks it).
  */
 static inline void *mcg_rseq_stack_pop(struct mcg_pcpu_stack *base)
 {
 	void *obj;
 retry:
 	__asm__ __volatile__ goto(
-	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%edx\n\t"  /* lo, before cur (see above) */
-	                              "movl (%%rax), %%ecx\n\t"   /* cur */
-	                              "xorl %k[obj], %k[obj]\n\t" /* NULL at empty: see below */
-	                              "cmpl %%edx, %%ecx\n\t"     /* cur <= lo: empty or stopped */
-	                              "jbe %l[empty]\n\t"
+	        MCG_RSEQ_ENTER(abort) "movl 8(%%rax), %%edx\n\t" /* lo, before cur (see above) */
+	                              "movl (%%rax), %%ecx\n\t"  /* cur */
+	                              "cmpl %%edx, %%ecx\n\t"    /* cur <= lo: empty or stopped */
+	                              "jbe 7f\n\t"
 	                              "subl $1, %%ecx\n\t"
-	                              "movq 16(%%rax), %[obj]\n\t"        /* slots */
-	                              "movq (%[obj],%%rcx,8), %[obj]\n\t" /* obj = slots[cur-1] */
+	                              "movq 16(%%rax), %%rdx\n\t"        /* slots */
+	                              "movq 24(%%rax), %[obj]\n\t"       /* top, a guess */
+	                              "cmpq %[obj], (%%rdx,%%rcx,8)\n\t" /* slots[cur-1]? */
+	                              "jne 8f\n\t"
+	                              "movq -8(%%rdx,%%rcx,8), %%rdx\n\t" /* slots[cur-2]: */
+	                              "movq %%rdx, 24(%%rax)\n\t"         /* the next top */
 	                              "movl %%ecx, (%%rax)\n\t"           /* commit cur-1 */
 	                              "2:\n\t"
+	                              ".pushsection __rseq_failure, \"ax\"\n\t"
+	                              "7:\n\t" /* empty: out of the section, no commit */
+	                              "xorl %k[obj], %k[obj]\n\t" /* NULL: see above */
+	                              "jmp %l[empty]\n\t"
+	                              "8:\n\t" /* a wrong guess: out of the section, */
+	                              "movq (%%rdx,%%rcx,8), %%rdx\n\t" /* the top slot */
+	                              "movq %%rdx, 24(%%rax)\n\t" /* is the guess (any CPU's: */
+	                              "jmp %l[abort]\n\t"         /* a guess), and again */
+	                              ".popsection\n\t"
 	        : [obj] "=&r"(obj)
 	        : MCG_RSEQ_OPERANDS, [base] "r"(base)
 	        : "rax", "rcx", "rdx", "memory", "cc"
@@ -151,6 +181,7 @@ empty:
 	"cmpq %[obj], -8(%%rdx,%%rcx,8)\n\t" /* the top slot */                                    \
 	"je %l[dfree]\n\t"
 #define MCG_RSEQ_PUSH_COMMIT                                                                       \
+	"movq %[obj], 24(%%rax)\n\t" /* top */                                                     \
 	"addl $1, %%ecx\n\t"                                                                       \
 	"movl %%ecx, (%%rax)\n\t" /* commit cur+1 */                                               \
 	"2:\n\t"
@@ -235,6 +266,7 @@ retry:
 	                              "cmpl %%edx, %%r9d\n\t"
 	                              "jb 6b\n\t"
 	                              "movl %%edx, (%[done])\n\t"
+	                              "movq %%r10, 24(%%rax)\n\t" /* top: the last pushed */
 	                              "addl %%edx, %%ecx\n\t"
 	                              "movl %%ecx, (%%rax)\n\t" /* commit cur+k */
 	                              "2:\n\t"
@@ -273,7 +305,9 @@ retry:
 	                              "cmpl %%edx, %%r9d\n\t"
 	                              "jb 6b\n\t"
 	                              "movl %%edx, (%[done])\n\t"
-	                              "movl %%ecx, (%%rax)\n\t" /* commit cur-k */
+	                              "movq -8(%%r8), %%r10\n\t"  /* slots[cur-k-1] */
+	                              "movq %%r10, 24(%%rax)\n\t" /* is the next top */
+	                              "movl %%ecx, (%%rax)\n\t"   /* commit cur-k */
 	                              "2:\n\t"
 	        :
 	        : MCG_RSEQ_OPERANDS, [base] "r"(base), [dst] "r"(dst), [n] "r"(n), [done] "r"(&done)

@@ -52,6 +52,11 @@ static mcg_always_inline void *mcg_cache_alloc_fast(struct mcg_cache *c)
 	return mcg_cache_alloc_cpulock(c);
 }
 
+/* The cache of a free's slab @s: @c, or where the caller passed NULL (it
+ * had no cache at hand), s->cache - read on the slow paths only, so that
+ * the fast path spends no load on it. */
+#define MCG_FREE_CACHE(c, s) ((c) ? (c) : (s)->cache)
+
 /* Push @slot (a checked object of slab @s of @c, tagged or not) on this
  * CPU's array; full: flush.  No mode test, as for the allocation. */
 static mcg_always_inline void mcg_cache_push(struct mcg_cache *c, struct mcg_slab *s, void *slot)
@@ -60,13 +65,13 @@ static mcg_always_inline void mcg_cache_push(struct mcg_cache *c, struct mcg_sla
 		int r = mcg_rseq_stack_push(s->pcpu, slot);
 		if (likely(r == MCG_PCPU_OK))
 			return;
-		mcg_cache_free_slow(c, slot, s, r);
+		mcg_cache_free_slow(MCG_FREE_CACHE(c, s), slot, s, r);
 		return;
 	}
-	mcg_cache_free_cpulock(c, s, slot);
+	mcg_cache_free_cpulock(MCG_FREE_CACHE(c, s), s, slot);
 }
 
-/* Free @obj, object @idx of slab @s of cache @c (checked). */
+/* Free @obj, object @idx of slab @s of cache @c (checked; NULL: s->cache). */
 static mcg_always_inline void mcg_cache_free_at(struct mcg_cache *c, struct mcg_slab *s, void *obj,
                                                 long idx)
 {
@@ -78,9 +83,10 @@ static mcg_always_inline void mcg_cache_free_at(struct mcg_cache *c, struct mcg_
 		mcg_cache_push(c, s, obj);
 		return;
 	}
-	if (unlikely(!mcg_percpu_sections())) {              /* no sections (TSan) */
-		mcg_cache_free_charged_slow(c, s, obj, idx); /* GCOVR_EXCL_LINE: TSan builds only */
-		return;                                      /* GCOVR_EXCL_LINE */
+	if (unlikely(!mcg_percpu_sections())) { /* no sections (TSan) */
+		mcg_cache_free_charged_slow(MCG_FREE_CACHE(c, s), s, obj,
+		                            idx); /* GCOVR_EXCL_LINE: TSan builds only */
+		return;                           /* GCOVR_EXCL_LINE */
 	}
 	/* Tagged, with the id its entry holds: the entry stays as it is.  A
 	 * slab whose objects are all one objcg's says so in its word, and
@@ -92,7 +98,7 @@ static mcg_always_inline void mcg_cache_free_at(struct mcg_cache *c, struct mcg_
 	                           : mcg_slot_tagged(obj, mcg_slab_vector(w)[idx]));
 	int r = mcg_rseq_stack_push_gated(s->pcpu, slot, &mcg_reclaim_gate_);
 	if (unlikely(r != MCG_PCPU_OK))
-		mcg_cache_free_tagged_slow(c, s, slot, r);
+		mcg_cache_free_tagged_slow(MCG_FREE_CACHE(c, s), s, slot, r);
 }
 
 /* Free @obj, known to lie in slab @s of cache @c. */

@@ -17,6 +17,8 @@
  * the cache fast path, with no test of the unit's cache (a unit that holds
  * no slab reads count 0, so the index fails and the slow path sorts out
  * large blocks and bad pointers) and no NULL test (chunk 0 is never memcg's).
+ * The plain push is its straight line, the accounted free a branch away,
+ * and the cache is loaded on the slow paths only (MCG_FREE_CACHE).
  */
 #ifndef MCG_SLAB_KMALLOC_FAST_H
 #define MCG_SLAB_KMALLOC_FAST_H
@@ -90,7 +92,13 @@ static mcg_always_inline void mcg_kfree_fast(void *p)
 		struct mcg_slab *s = mcg_slab_unit(p);
 		long idx = mcg_slab_index(s, p);
 		if (likely(idx >= 0)) {
-			mcg_cache_free_at(s->cache, s, p, idx);
+			/* The plain free on the straight line: a program's
+			 * frees are plain unless it runs with a heap group. */
+			if (likely(!__atomic_load_n(&s->objcgs, __ATOMIC_RELAXED)))
+				mcg_cache_push(NULL, s, p);
+			else
+				mcg_cache_free_at(NULL, s, p,
+				                  idx); /* s->cache, on the slow paths */
 			return;
 		}
 	}

@@ -77,6 +77,20 @@ static void test_thresholds(void)
 	mcg_dirty_thresholds(&d, 20, 64 << 20, true, 10, 0, true, 100000);
 	CHECK_EQ(d.thresh, 8203);
 	CHECK_EQ(d.bg_thresh, 409 * 50000 / 4096);
+	/* The options' bytes with no global avail to scale by: bytes as they
+	 * are, ceil(64 MiB / 4096) = 16384 and ceil(8192 / 4096) = 2. */
+	mcg_dirty_thresholds(&d, 20, 64 << 20, true, 10, 8192, true, 0);
+	CHECK_EQ(d.thresh, 16384);
+	CHECK_EQ(d.bg_thresh, 2);
+	/* More bytes than the global avail holds: a ratio of all (4096 per
+	 * 4096): thresh = avail = 50000; bg the same, so half of thresh. */
+	mcg_dirty_thresholds(&d, 20, 64 << 20, true, 10, 16 << 20, true, 1000);
+	CHECK_EQ(d.thresh, 50000);
+	CHECK_EQ(d.bg_thresh, 25000);
+	/* "Global" bytes of 0: the ratios, 819 and 409 per 4096 of 50000. */
+	mcg_dirty_thresholds(&d, 20, 0, true, 10, 0, true, 100000);
+	CHECK_EQ(d.thresh, 819 * 50000 / 4096);
+	CHECK_EQ(d.bg_thresh, 409 * 50000 / 4096);
 	/* Ratio 0: nothing may be dirty. */
 	mcg_dirty_thresholds(&d, 0, 0, false, 0, 0, false, 0);
 	CHECK_EQ(d.thresh, 0);

@@ -63,11 +63,27 @@ static void test_bad_errno_ignored(void)
 	CHECK_EQ(e, 0);
 }
 
+/* check() reports the error since a sample without marking it seen:
+ * the same answer twice, and 0 only once a handle has advanced. */
+static void test_check_changes_nothing(void)
+{
+	mcg_errseq_t e = 0, since = mcg_errseq_sample(&e);
+	CHECK_EQ(mcg_errseq_check(&e, since), 0);
+	mcg_errseq_set(&e, -ENOSPC);
+	mcg_errseq_t word = e;
+	CHECK_EQ(mcg_errseq_check(&e, since), -ENOSPC);
+	CHECK_EQ(mcg_errseq_check(&e, since), -ENOSPC);
+	CHECK_EQ(e, word);
+	CHECK_EQ(mcg_errseq_check_and_advance(&e, &since), -ENOSPC);
+	CHECK_EQ(mcg_errseq_check(&e, since), 0);
+}
+
 int main(void)
 {
 	RUN(test_once_per_handle);
 	RUN(test_sample_unseen);
 	RUN(test_counter);
 	RUN(test_bad_errno_ignored);
+	RUN(test_check_changes_nothing);
 	return test_done();
 }

@@ -38,6 +38,35 @@ static void test_utf8(void)
 	CHECK_EQ(mcg_utf8_valid_len(cut, 2), 0);
 }
 
+/* Each lead byte's second-byte range and the continuation bytes after it:
+ * the ranges' edges accepted, one past them refused. */
+static void test_utf8_edges(void)
+{
+	const unsigned char e0_lo[] = {0xe0, 0xa0, 0x80}, e0_over[] = {0xe0, 0x9f, 0xbf},
+	                    f4_top[] = {0xf4, 0x8f, 0xbf, 0xbf}, f0_lo[] = {0xf0, 0x90, 0x80, 0x80},
+	                    f0_over[] = {0xf0, 0x8f, 0xbf, 0xbf}, ed_top[] = {0xed, 0x9f, 0xbf},
+	                    third_low[] = {0xe2, 0x82, 0x41}, third_high[] = {0xe2, 0x82, 0xc0},
+	                    fourth_low[] = {0xf0, 0x9f, 0x98, 0x7f}, second_low[] = {0xc3, 0x7f},
+	                    second_high[] = {0xc3, 0xc0}, lead_f5[] = {0xf5, 0x80, 0x80, 0x80},
+	                    lead_c1[] = {0xc1, 0x80}, lone_cont[] = {0x80};
+	CHECK_EQ(mcg_utf8_valid_len(e0_lo, 3), 3);
+	CHECK_EQ(mcg_utf8_valid_len(e0_over, 3), 0);
+	CHECK_EQ(mcg_utf8_valid_len(f4_top, 4), 4);
+	CHECK_EQ(mcg_utf8_valid_len(f0_lo, 4), 4);
+	CHECK_EQ(mcg_utf8_valid_len(f0_over, 4), 0);
+	CHECK_EQ(mcg_utf8_valid_len(ed_top, 3), 3);
+	CHECK_EQ(mcg_utf8_valid_len(third_low, 3), 0);
+	CHECK_EQ(mcg_utf8_valid_len(third_high, 3), 0);
+	CHECK_EQ(mcg_utf8_valid_len(fourth_low, 4), 0);
+	CHECK_EQ(mcg_utf8_valid_len(second_low, 2), 0);
+	CHECK_EQ(mcg_utf8_valid_len(second_high, 2), 0);
+	CHECK_EQ(mcg_utf8_valid_len(lead_f5, 4), 0);
+	CHECK_EQ(mcg_utf8_valid_len(lead_c1, 2), 0);
+	CHECK_EQ(mcg_utf8_valid_len(lone_cont, 1), 0);
+	/* a cut four-byte form: refused by its length, not its bytes */
+	CHECK_EQ(mcg_utf8_valid_len(f4_top, 3), 0);
+}
+
 static void test_json_string(void)
 {
 	struct mcg_out o;
@@ -95,6 +124,7 @@ static void test_percent(void)
 int main(void)
 {
 	RUN(test_utf8);
+	RUN(test_utf8_edges);
 	RUN(test_json_string);
 	RUN(test_prom_label);
 	RUN(test_percent);

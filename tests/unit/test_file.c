@@ -489,6 +489,22 @@ static void test_bad_arguments_more(void)
 	CHECK_EQ(mcg_file_pwrite_nowait(ro, b, 8, 0, &w), -EBADF);
 	CHECK_EQ(w, 7);
 	mcg_file_close(ro);
+	/* No handle, or no access mode (O_ACCMODE's fourth value). */
+	CHECK_EQ(mcg_file_pread(NULL, r, 8, 0), -EINVAL);
+	CHECK_EQ(mcg_file_pwrite(NULL, b, 8, 0), -EINVAL);
+	mcg_file_t *none = NULL;
+	CHECK_EQ(mcg_file_open(path_of("bad2"), O_ACCMODE, 0, &buffered, &none), -EINVAL);
+	CHECK(!none);
+	/* O_TRUNC on a read-only handle truncates nothing. */
+	REQUIRE(!mcg_file_open(path_of("bad2"), O_RDONLY | O_TRUNC, 0, &buffered, &ro));
+	CHECK_EQ(mcg_file_size(ro), 8);
+	CHECK_EQ(mcg_file_pread(ro, r, 8, 0), 8);
+	CHECK(!memcmp(r, b, 8));
+	mcg_file_close(ro);
+	CHECK_EQ(mcg_file_sync_all(), 0);
+	struct stat sb;
+	CHECK_EQ(stat(path_of("bad2"), &sb), 0);
+	CHECK_EQ(sb.st_size, 8);
 }
 
 /*
@@ -577,6 +593,115 @@ static void test_open_trunc_fails(void)
 	CHECK_EQ(st.st_size, 5);
 }
 
+/* A write far past a low one (offset 2^48 after offset 0): the page index
+ * grows by its most nodes at once; the write succeeds, both bytes read
+ * back, the hole between reads as zeros. */
+static void test_far_write(void)
+{
+	mcg_file_t *f = open_new("far", &buffered);
+	REQUIRE(f);
+	const off_t far = (off_t)1 << 48;
+	CHECK_EQ(mcg_file_pwrite(f, "a", 1, 0), 1);
+	CHECK_EQ(mcg_file_pwrite(f, "b", 1, far), 1);
+	CHECK_EQ(mcg_file_size(f), far + 1);
+	char b[2] = {0};
+	CHECK_EQ(mcg_file_pread(f, b, 1, far), 1);
+	CHECK_EQ(b[0], 'b');
+	CHECK_EQ(mcg_file_pread(f, b, 2, 0), 2);
+	CHECK(b[0] == 'a' && b[1] == 0);
+	CHECK_EQ(mcg_file_truncate(f, 0), 0);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+}
+
+/*
+ * The first read of a file by a group with no page-cache state yet, under
+ * a fault sweep (the group's state, the page, its index nodes): each read
+ * either fails with -ENOMEM, leaving nothing cached or charged, or reads
+ * the page whole.
+ */
+static void test_first_read_fault_sweep(void)
+{
+	mcg_file_t *w = open_new("first_read", &buffered);
+	REQUIRE(w);
+	char page[4096], got[4096];
+	fill(page, sizeof(page), 9);
+	CHECK_EQ(mcg_file_pwrite(w, page, sizeof(page), 0), 4096);
+	CHECK_EQ(mcg_file_fsync(w), 0);
+	mcg_file_close(w);
+	int done = 0, failed = 0;
+	for (unsigned long n = 1; n < 200 && !done; n++) {
+		mcg_file_drop_caches();
+		mcg_group_t *g;
+		REQUIRE(!mcg_group_create(NULL, "first-read", &g));
+		mcg_file_opts_t o = {g, MCG_FILE_NO_DIRECT};
+		mcg_file_t *f = NULL;
+		REQUIRE(!mcg_file_open(path_of("first_read"), O_RDONLY, 0, &o, &f));
+		memset(got, 0, sizeof(got));
+		mcg_fault_inject(n, 0);
+		ssize_t r = mcg_file_pread(f, got, sizeof(got), 0);
+		unsigned long hit = mcg_fault_failed();
+		mcg_fault_inject(0, 0);
+		mcg_file_stat_t st;
+		mcg_file_stat(f, &st);
+		if (hit) {
+			failed++;
+			CHECK_EQ(r, -ENOMEM);
+			CHECK_EQ(st.pages, 0);
+			CHECK_EQ(read_key(g, "memory.stat", "file"), 0);
+		} else {
+			CHECK_EQ(r, 4096);
+			CHECK(!memcmp(got, page, sizeof(page)));
+			CHECK_EQ(st.pages, 1);
+			CHECK_EQ(read_key(g, "memory.stat", "file"), 4096);
+			done = 1;
+		}
+		mcg_file_close(f);
+		mcg_file_drop_caches();
+		CHECK_EQ(mcg_group_remove(g), 0);
+		mcg_group_put(g);
+	}
+	CHECK(done);
+	CHECK(failed >= 3); /* the group's state (two), the page, the index */
+}
+
+/* A group whose limit leaves no room for a page (memory.max 0, nothing to
+ * reclaim): a write and a read of a page fail with -ENOMEM, nothing cached
+ * or charged; with the limit lifted both work. */
+static void test_no_room_for_a_page(void)
+{
+	mcg_file_t *w = open_new("noroom", &buffered);
+	REQUIRE(w);
+	char page[4096], got[4096];
+	fill(page, sizeof(page), 4);
+	CHECK_EQ(mcg_file_pwrite(w, page, sizeof(page), 0), 4096);
+	CHECK_EQ(mcg_file_fsync(w), 0);
+	mcg_file_close(w);
+	mcg_file_drop_caches();
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "noroom", &g));
+	REQUIRE(!mcg_group_write(g, "memory.max", "0"));
+	mcg_file_opts_t o = {g, MCG_FILE_NO_DIRECT};
+	mcg_file_t *f = NULL;
+	REQUIRE(!mcg_file_open(path_of("noroom"), O_RDWR, 0, &o, &f));
+	CHECK_EQ(mcg_file_pread(f, got, sizeof(got), 0), -ENOMEM);
+	CHECK_EQ(mcg_file_pwrite(f, page, sizeof(page), 4096), -ENOMEM);
+	mcg_file_stat_t st;
+	mcg_file_stat(f, &st);
+	CHECK_EQ(st.pages, 0);
+	CHECK_EQ(mcg_file_size(f), 4096);
+	CHECK_EQ(read_key(g, "memory.stat", "file"), 0);
+	REQUIRE(!mcg_group_write(g, "memory.max", "max"));
+	CHECK_EQ(mcg_file_pread(f, got, sizeof(got), 0), 4096);
+	CHECK(!memcmp(got, page, sizeof(page)));
+	CHECK_EQ(mcg_file_pwrite(f, page, sizeof(page), 4096), 4096);
+	CHECK_EQ(mcg_file_truncate(f, 0), 0);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	CHECK_EQ(mcg_group_remove(g), 0);
+	mcg_group_put(g);
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -599,6 +724,9 @@ int main(void)
 	RUN(test_reparent);
 	RUN(test_readahead);
 	RUN(test_read_only_file);
+	RUN(test_far_write);
+	RUN(test_first_read_fault_sweep);
+	RUN(test_no_room_for_a_page);
 	mcg_file_drop_caches();
 	tmpdir_remove(dir);
 	return test_done();

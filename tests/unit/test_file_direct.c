@@ -136,6 +136,33 @@ static void test_truncate_direct(void)
 	mcg_file_close(f);
 }
 
+/* Option file_direct_io 0: a file opened asking for nothing is buffered
+ * (a file cached already keeps its mode: a new name here). */
+static void test_option_off(void)
+{
+	REQUIRE(!mcg_option_set("file_direct_io", 0));
+	mcg_file_t *f;
+	mcg_file_opts_t o = {NULL, 0};
+	REQUIRE(!mcg_file_open(path_of("opt_off"), O_RDWR | O_CREAT, 0644, &o, &f));
+	mcg_file_stat_t st;
+	mcg_file_stat(f, &st);
+	CHECK_EQ(st.direct_align, 0);
+	char b[4096];
+	fill(b, sizeof(b), 3);
+	CHECK_EQ(mcg_file_pwrite(f, b, 100, 0), 100);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK_EQ(mcg_file_close(f), 0);
+	mcg_file_drop_caches();
+	REQUIRE(!mcg_option_set("file_direct_io", 1));
+	REQUIRE(!mcg_file_open(path_of("opt_off"), O_RDWR, 0, &o, &f));
+	mcg_file_stat(f, &st);
+	CHECK(st.direct_align > 0); /* the option back: O_DIRECT again */
+	char r[100];
+	CHECK_EQ(mcg_file_pread(f, r, 100, 0), 100);
+	CHECK(!memcmp(r, b, 100));
+	CHECK_EQ(mcg_file_close(f), 0);
+}
+
 int main(void)
 {
 	mcg_options_use_env(0);
@@ -153,6 +180,7 @@ int main(void)
 	RUN(test_appends);
 	RUN(test_short_write);
 	RUN(test_truncate_direct);
+	RUN(test_option_off);
 	mcg_file_sync_all();
 	mcg_file_drop_caches();
 	tmpdir_remove(dir);

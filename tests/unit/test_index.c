@@ -234,6 +234,72 @@ static void test_tagged_span(void)
 	CHECK(ix.root == NULL);
 }
 
+/* The last leaf of the index's range (2^54 pages, past any file's): a
+ * tree of full height, lookups and next() across the whole range (a
+ * search past the last entry ends), a tagged span to the last index, and
+ * a start past the range finds nothing. */
+static void test_top_of_range(void)
+{
+	struct mcg_index ix;
+	mcg_index_init(&ix);
+	const uint64_t last = (1ull << (MCG_INDEX_SHIFT * MCG_INDEX_MAX_HEIGHT)) - 1,
+	               base = last - 63;
+	REQUIRE(!insert(&ix, 5));
+	for (uint64_t i = base; i <= last; i++)
+		REQUIRE(!insert(&ix, i));
+	CHECK_EQ(ix.height, MCG_INDEX_MAX_HEIGHT);
+	CHECK_EQ(ix.nr, 65);
+	CHECK(mcg_index_lookup(&ix, last) == ITEM(last));
+	CHECK(mcg_index_lookup(&ix, 5) == ITEM(5));
+	CHECK(!mcg_index_lookup(&ix, 1ull << 40));
+	CHECK(!mcg_index_lookup(&ix, base - 1));
+	uint64_t at = 0;
+	CHECK(mcg_index_next(&ix, 6, MCG_NR_TAGS, &at) == ITEM(base));
+	CHECK_EQ(at, base);
+	CHECK(mcg_index_next(&ix, last, MCG_NR_TAGS, &at) == ITEM(last));
+	CHECK_EQ(at, last);
+	for (uint64_t i = base; i <= last; i++)
+		mcg_index_tag_set(&ix, i, MCG_TAG_DIRTY);
+	CHECK_EQ(mcg_index_tagged_span(&ix, base, MCG_TAG_DIRTY, 1000), 64);
+	CHECK_EQ(mcg_index_tagged_span(&ix, last - 1, MCG_TAG_DIRTY, 1000), 2);
+	/* Only entry 5 tagged WRITEBACK: nothing at or after 6, to the end. */
+	mcg_index_tag_set(&ix, 5, MCG_TAG_WRITEBACK);
+	at = 7;
+	CHECK(!mcg_index_next(&ix, 6, MCG_TAG_WRITEBACK, &at));
+	CHECK_EQ(at, 7);
+	CHECK(mcg_index_next(&ix, 0, MCG_TAG_WRITEBACK, &at) == ITEM(5));
+	CHECK(!mcg_index_next(&ix, base, MCG_TAG_WRITEBACK, &at));
+	CHECK(!mcg_index_next(&ix, ~0ull, MCG_TAG_WRITEBACK, &at));
+	CHECK_EQ(at, 5);
+	/* Tags of an index with no entry (no leaf there): none, and a clear does nothing. */
+	CHECK(!mcg_index_tag_get(&ix, 1ull << 30, MCG_TAG_DIRTY));
+	mcg_index_tag_clear(&ix, 1ull << 30, MCG_TAG_DIRTY);
+	CHECK(mcg_index_tag_get(&ix, 5, MCG_TAG_WRITEBACK));
+	CHECK(del(&ix, 5) == ITEM(5));
+	for (uint64_t i = base; i <= last; i++)
+		CHECK(del(&ix, i) == ITEM(i));
+	CHECK(ix.root == NULL);
+}
+
+/* A far index under a low one: the most nodes an insert can need
+ * (MCG_INDEX_PRELOAD_MAX: eight new levels and eight on its path), all
+ * preloaded and used. */
+static void test_far_insert_needs_most(void)
+{
+	struct mcg_index ix;
+	mcg_index_init(&ix);
+	const uint64_t far = (1ull << 51) - 1; /* the last page of a 2^63-byte file */
+	REQUIRE(!insert(&ix, 5));
+	CHECK_EQ(mcg_index_nodes_needed(&ix, far), MCG_INDEX_PRELOAD_MAX);
+	CHECK_EQ(insert(&ix, far), 0);
+	CHECK_EQ(ix.height, MCG_INDEX_MAX_HEIGHT);
+	CHECK(mcg_index_lookup(&ix, far) == ITEM(far));
+	CHECK(mcg_index_lookup(&ix, 5) == ITEM(5));
+	CHECK(del(&ix, far) == ITEM(far));
+	CHECK(del(&ix, 5) == ITEM(5));
+	CHECK(ix.root == NULL);
+}
+
 int main(void)
 {
 	RUN(test_empty);
@@ -243,5 +309,7 @@ int main(void)
 	RUN(test_next_sparse);
 	RUN(test_random);
 	RUN(test_tagged_span);
+	RUN(test_top_of_range);
+	RUN(test_far_insert_needs_most);
 	return test_done();
 }

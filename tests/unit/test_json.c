@@ -26,6 +26,11 @@ static void test_file_values(void)
 	CHECK(!strcmp(value("pressure_running 1\npressure_psi trigger\n", &o),
 	              "{\"pressure_running\":1,\"pressure_psi\":\"trigger\"}"));
 	CHECK(!strcmp(value("a 1\nlonely\n", &o), "{\"a\":1,\"lonely\":null}"));
+	/* a key alone first, with lines after it: an object, not one value */
+	CHECK(!strcmp(value("lonely\na 1\n", &o), "{\"lonely\":null,\"a\":1}"));
+	/* the last line without its newline */
+	CHECK(!strcmp(value("4096", &o), "4096"));
+	CHECK(!strcmp(value("a 1\nb 2", &o), "{\"a\":1,\"b\":2}"));
 	mcg_out_free(&o);
 }
 

@@ -264,6 +264,48 @@ static void test_age(void)
 	CHECK_EQ(mcg_large_age(), 0);
 }
 
+/*
+ * The cap falling at an aging step below what is retained (fresh blocks,
+ * which the step's age keeps): the oldest go until the rest fits under
+ * the new cap, the floor plus half the last period's peak.  And an
+ * alignment past half a chunk is refused.
+ */
+static void test_cap_falls_at_age(void)
+{
+	reset();
+	enum { N = 20 };
+	const size_t map = HDR + 512 * K;
+	char *b[N];
+	for (int i = 0; i < N; i++) {
+		b[i] = mcg_large_alloc(512 * K, 16);
+		REQUIRE(b[i]);
+	}
+	for (int i = 0; i < N; i++)
+		mcg_large_free(chunk(b[i]));
+	size_t r1 = mcg_large_retained();
+	REQUIRE(r1 > 2 * MCG_LARGE_RETAIN_FLOOR && r1 % map == 0);
+	CHECK_EQ(mcg_large_age(), 0); /* fresh: they stay, the cap too (the peak before) */
+	CHECK_EQ(mcg_large_retained(), r1);
+	/* Every retained block used again and freed: all fresh, this period's peak r1. */
+	size_t k = r1 / map;
+	for (size_t i = 0; i < k; i++) {
+		b[i] = mcg_large_alloc(512 * K, 16);
+		REQUIRE(b[i]);
+	}
+	CHECK_EQ(mcg_large_retained(), 0);
+	for (size_t i = 0; i < k; i++)
+		mcg_large_free(chunk(b[i]));
+	CHECK_EQ(mcg_large_retained(), r1);
+	size_t cap = MCG_LARGE_RETAIN_FLOOR + r1 / 2, want = r1;
+	while (want > cap)
+		want -= map;
+	CHECK_EQ(mcg_large_age(), r1 - want);
+	CHECK_EQ(mcg_large_retained(), want);
+	CHECK_EQ(mcg_large_cap(), cap);
+	CHECK(mcg_large_alloc(4096, MCG_CHUNK_SIZE) == NULL);
+	reset();
+}
+
 /* Is [@addr, @addr + @len) free address space?  (Probed by mapping it.) */
 static int space_free(void *addr, size_t len)
 {
@@ -461,6 +503,7 @@ int main(void)
 {
 	RUN(test_classes);
 	RUN(test_reuse);
+	RUN(test_cap_falls_at_age);
 	RUN(test_double_free_refused);
 	RUN(test_cap);
 	RUN(test_age);

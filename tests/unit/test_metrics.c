@@ -10,14 +10,21 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "memcg/control.h"
+#include "memcg/debug.h"
 #include "memcg/group.h"
 #include "test.h"
+#include "fork_seen.h"
+#include "held.h"
+#include "iface/metrics.h"
 
 static char resp[1 << 20];
 
@@ -152,11 +159,90 @@ static void test_fork_and_v6(void)
 	}
 }
 
+/* A scrape that cannot get memory (every allocation through the fault
+ * point fails): 500 and a line saying so, nothing kept; the next scrape
+ * is whole.  Each scrape gives back all it took. */
+static void test_scrape_without_memory(void)
+{
+	REQUIRE(mcg_metrics_start("127.0.0.1:0") == 0);
+	int port = mcg_metrics_port();
+	CHECK(http(port, "GET /metrics HTTP/1.0\r\n\r\n") > 0 && strstr(resp, " 200 "));
+	size_t held = held_kmalloc_objects();
+	mcg_fault_inject(1, 1);
+	long n = http(port, "GET /metrics HTTP/1.0\r\n\r\n");
+	unsigned long failed = mcg_fault_failed();
+	mcg_fault_inject(0, 0);
+	CHECK(n > 0 && strstr(resp, " 500 ") && strstr(resp, "\r\n\r\nout of memory\n"));
+	CHECK(failed >= 1);
+	CHECK_EQ(held_kmalloc_objects(), held);
+	for (int i = 0; i < 3; i++) {
+		CHECK(http(port, "GET /metrics HTTP/1.0\r\n\r\n") > 0 && strstr(resp, " 200 ") &&
+		      strstr(resp, "# HELP memcg_groups "));
+		CHECK_EQ(held_kmalloc_objects(), held);
+	}
+	mcg_metrics_stop();
+}
+
+/* No descriptor left for the listening socket: EMFILE, nothing served,
+ * no descriptor kept; with the limit back a start works. */
+static void test_no_descriptor(void)
+{
+	struct rlimit saved;
+	REQUIRE(getrlimit(RLIMIT_NOFILE, &saved) == 0);
+	int fds = held_fds();
+	int low = fcntl(0, F_DUPFD, 0);
+	REQUIRE(low > 0);
+	close(low);
+	struct rlimit tight = {(rlim_t)low, saved.rlim_max};
+	REQUIRE(setrlimit(RLIMIT_NOFILE, &tight) == 0);
+	int err = mcg_metrics_start("127.0.0.1:0");
+	setrlimit(RLIMIT_NOFILE, &saved);
+	CHECK_EQ(err, -EMFILE);
+	CHECK_EQ(mcg_metrics_port(), -ENOENT);
+	CHECK_EQ(held_fds(), fds);
+	REQUIRE(mcg_metrics_start("127.0.0.1:0") == 0);
+	CHECK(mcg_metrics_port() > 0);
+	mcg_metrics_stop();
+}
+
+/* A child made past libc's fork (no atfork handler ran): told apart by its
+ * pid - no port, no address, a stop that stops nothing; the parent's
+ * daemon serves on. */
+static void test_child_without_handlers(void)
+{
+	REQUIRE(mcg_metrics_start("127.0.0.1:0") == 0);
+	int port = mcg_metrics_port();
+	fflush(NULL);
+	pid_t pid = fork_raw();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		char a[64];
+		int bad = (mcg_metrics_port() != -ENOENT) << 0;
+		bad |= (mcg_metrics_address(a, sizeof(a)) != -ENOENT) << 1;
+		mcg_metrics_stop(); /* not its daemon: nothing */
+		exit(bad);          /* exit: the child's coverage is written */
+	}
+	int st;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ(mcg_metrics_port(), port);
+	char a[64], want[64];
+	snprintf(want, sizeof(want), "127.0.0.1:%d", port);
+	CHECK_EQ(mcg_metrics_address(a, sizeof(a)), 0);
+	CHECK(!strcmp(a, want));
+	CHECK(http(port, "GET /metrics HTTP/1.0\r\n\r\n") > 0 && strstr(resp, " 200 "));
+	mcg_metrics_stop();
+	CHECK_EQ(mcg_metrics_port(), -ENOENT);
+}
+
 int main(void)
 {
 	RUN(test_bad_addresses);
 	RUN(test_bad_addresses_long);
 	RUN(test_scrape);
 	RUN(test_fork_and_v6);
+	RUN(test_scrape_without_memory);
+	RUN(test_no_descriptor);
+	RUN(test_child_without_handlers);
 	return test_done();
 }

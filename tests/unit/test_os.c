@@ -9,6 +9,8 @@
  * and mcg_os_map's alignments.
  */
 #include <stdio.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sched.h>
 #include <unistd.h>
@@ -153,6 +155,84 @@ static void test_map_alignments(void)
 	mcg_os_bind(NULL, 4096, 63);
 }
 
+/* Digits ended by a character past '9' (a list that stops there) and a
+ * list that opens with one below '0' (nothing read: the online CPUs). */
+static void test_topology_cpulist_stops(void)
+{
+	snprintf(fake_root, sizeof(fake_root), "/tmp/memcg-test-os-%d", (int)getpid());
+	mkdir(fake_root, 0700);
+	struct mcg_os_topology t;
+	put("sys/devices/system/cpu/possible", "0-2a,7\n");
+	mcg_os_topology_read(fake_root, &t);
+	CHECK_EQ(t.nr_cpus, 3);
+	put("sys/devices/system/cpu/possible", "5:,9\n");
+	mcg_os_topology_read(fake_root, &t);
+	CHECK_EQ(t.nr_cpus, 6);
+	put("sys/devices/system/cpu/possible", " 0-3\n");
+	mcg_os_topology_read(fake_root, &t);
+	CHECK_EQ(t.nr_cpus, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", fake_root);
+	CHECK_EQ(system(cmd), 0);
+}
+
+/*
+ * mcg_os_remap: the same size returns the block as it is; growing a block
+ * whose next page is taken moves it (page aligned, its bytes kept, the
+ * mapped count up by the growth); with the address space limited
+ * (RLIMIT_AS) a new mapping and a move both fail with NULL and the count
+ * unchanged, the block still there.
+ */
+static void test_remap_moves_and_fails(void)
+{
+	size_t page = 4096, m = mcg_os_mapped();
+	char *a = mcg_os_map(2 * page, 0);
+	REQUIRE(a);
+	memset(a, 0x5a, 2 * page);
+	/* Take the page after the block so that it cannot grow in place. */
+	void *next = mmap(a + 2 * page, page, PROT_READ,
+	                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (next != a + 2 * page) { /* taken already: as good for the test */
+		if (next != MAP_FAILED)
+			munmap(next, page);
+		next = NULL;
+	}
+	CHECK(mcg_os_remap(a, 2 * page, 2 * page, 0) == a);
+	CHECK_EQ(mcg_os_mapped(), m + 2 * page);
+	char *b = mcg_os_remap(a, 2 * page, 4 * page, 0);
+	REQUIRE(b);
+	CHECK(b != a);
+	CHECK_EQ((uintptr_t)b % page, 0);
+	CHECK_EQ(mcg_os_mapped(), m + 4 * page);
+	CHECK(b[0] == 0x5a && b[2 * page - 1] == 0x5a && b[2 * page] == 0);
+	/* Limited: room for nothing more. */
+	struct rlimit saved;
+	REQUIRE(getrlimit(RLIMIT_AS, &saved) == 0);
+	char buf[128];
+	FILE *f = fopen("/proc/self/statm", "r");
+	REQUIRE(f);
+	REQUIRE(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	unsigned long long vm_pages = strtoull(buf, NULL, 10);
+	struct rlimit tight = {vm_pages * page + (1 << 20), saved.rlim_max};
+	if (saved.rlim_cur != RLIM_INFINITY && saved.rlim_cur < tight.rlim_cur)
+		tight.rlim_cur = saved.rlim_cur;
+	REQUIRE(setrlimit(RLIMIT_AS, &tight) == 0);
+	void *big = mcg_os_map(64ul << 20, 0);
+	void *moved = mcg_os_remap(b, 4 * page, 64ul << 20, 0);
+	setrlimit(RLIMIT_AS, &saved);
+	CHECK(big == NULL);
+	CHECK(moved == NULL);
+	CHECK_EQ(mcg_os_mapped(), m + 4 * page);
+	CHECK(b[0] == 0x5a && b[2 * page - 1] == 0x5a);
+	if (big)
+		mcg_os_unmap(big, 64ul << 20);
+	mcg_os_unmap(moved ? moved : b, moved ? 64ul << 20 : 4 * page);
+	if (next)
+		munmap(next, page);
+	CHECK_EQ(mcg_os_mapped(), m);
+}
+
 static void test_fake_numa(void)
 {
 	CHECK_EQ(mcg_nr_nodes(), 4);
@@ -224,6 +304,8 @@ int main(int argc, char **argv)
 	RUN(test_topology_from_sysfs);
 	RUN(test_topology_odd_files);
 	RUN(test_map_alignments);
+	RUN(test_topology_cpulist_stops);
+	RUN(test_remap_moves_and_fails);
 	int rc = test_done();
 	fprintf(stderr, "--- again with MCG_NUMA_NODES=4\n");
 	return test_merge(rc, test_rerun(argv, "MCG_NUMA_NODES", "4", "MCG_TEST_FAKE_NUMA"));

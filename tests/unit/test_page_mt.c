@@ -3,7 +3,8 @@
  * test_page_mt.c - a cached page's data lock (pagecache/page.h, the wait in
  * page.c): readers share it, a reader waits while a writer holds it, a
  * writer waits while any reader holds it, and each gets it once the holder
- * lets go (spinning, then yielding).
+ * lets go (spinning, then yielding); a reference tried on a page whose
+ * last one went is refused.
  */
 #include <pthread.h>
 #include <time.h>
@@ -84,9 +85,23 @@ static void test_writer_waits_for_reader(void)
 	CHECK_EQ(page.data_lock, 0);
 }
 
+/* try_get: a reference taken while one is held; none once the last went
+ * (a page a read section still sees after its last put). */
+static void test_try_get(void)
+{
+	struct mcg_fpage p = {0};
+	__atomic_store_n(&p.refcnt, 1, __ATOMIC_RELAXED);
+	CHECK(mcg_fpage_try_get(&p));
+	CHECK_EQ(__atomic_load_n(&p.refcnt, __ATOMIC_RELAXED), 2);
+	__atomic_store_n(&p.refcnt, 0, __ATOMIC_RELAXED);
+	CHECK(!mcg_fpage_try_get(&p));
+	CHECK_EQ(__atomic_load_n(&p.refcnt, __ATOMIC_RELAXED), 0);
+}
+
 int main(void)
 {
 	RUN(test_reader_waits_for_writer);
 	RUN(test_writer_waits_for_reader);
+	RUN(test_try_get);
 	return test_done();
 }

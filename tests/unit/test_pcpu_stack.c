@@ -3,7 +3,8 @@
  * test_pcpu_stack.c - the per-CPU stacks' rseq sections (percpu/pcpu_stack.h):
  * push and pop, full and empty, the double-free test on the top slot (an
  * empty stack compares with its NULL slot below), the push that fails
- * while its gate is closed, stop and start.  Pinned to CPU 0.  Then again with MCG_RSEQ=0: the fast
+ * while its gate is closed, the pop's guess at the top slot (never trusted
+ * unchecked), stop and start.  Pinned to CPU 0.  Then again with MCG_RSEQ=0: the fast
  * paths run the sections in locked mode too, without testing the mode, so there every section must
  * fail and leave the stack alone while the locked path works (the locked twins also run in every
  * other test in locked mode).
@@ -97,6 +98,34 @@ static void test_gate(void)
 	CHECK_EQ(base->cur, 0);
 }
 
+/* top is a guess: a pop returns slots[cur-1] whatever top holds (a stale
+ * object, one lower in the stack, garbage), and leaves the slot below it
+ * there as the next guess; the batches leave the top slot there too. */
+static void test_top_guess(void)
+{
+	int a, b, c;
+	CHECK_EQ(mcg_rseq_stack_push(base, &a), MCG_PCPU_OK);
+	CHECK(base->top == &a);
+	CHECK_EQ(mcg_rseq_stack_push(base, &b), MCG_PCPU_OK);
+	CHECK(base->top == &b);
+	base->top = &a; /* lower in the stack */
+	CHECK(mcg_rseq_stack_pop(base) == &b);
+	CHECK(base->top == &a);
+	base->top = &c; /* in no slot */
+	CHECK(mcg_rseq_stack_pop(base) == &a);
+	CHECK(base->top == NULL); /* slots[-1] */
+	void *three[3] = {&a, &b, &c}, *out[2];
+	CHECK_EQ(mcg_rseq_stack_push_batch(base, three, 3), 3);
+	CHECK(base->top == &c);
+	CHECK_EQ(mcg_rseq_stack_pop_batch(base, out, 2), 2);
+	CHECK(out[0] == &b && out[1] == &c);
+	CHECK(base->top == &a);
+	base->top = (void *)(uintptr_t)1;
+	CHECK(mcg_rseq_stack_pop(base) == &a);
+	CHECK(mcg_rseq_stack_pop(base) == NULL);
+	CHECK_EQ(base->cur, 0);
+}
+
 static void test_stopped(void)
 {
 	int a, b;
@@ -170,6 +199,7 @@ int main(int argc, char **argv)
 	RUN(test_push_pop);
 	RUN(test_push_gated);
 	RUN(test_gate);
+	RUN(test_top_guess);
 	RUN(test_stopped);
 	int rc = test_done();
 	fprintf(stderr, "--- again with MCG_RSEQ=0 (locked mode)\n");

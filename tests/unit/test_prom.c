@@ -158,6 +158,57 @@ static void test_throttled_seconds(void)
 	}
 }
 
+/* How many lines of @text start with @prefix. */
+static int count_prefix(const char *text, const char *prefix)
+{
+	int n = 0;
+	size_t k = strlen(prefix);
+	for (const char *p = text; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+		n += !strncmp(p, prefix, k);
+	return n;
+}
+
+/* Lines a family cannot use (no number, a key where a value belongs, a value
+ * without its key, a near-miss key) give no sample; the good lines beside
+ * them still do, and the pressure info needs both of its lines. */
+static void test_malformed_lines_skipped(void)
+{
+	struct mcg_snapshot s;
+	mcg_snapshot_init(&s);
+	const char *a[MCG_SNAP_NR_FILES] = {
+	        [MCG_SNAP_CURRENT] = "abc\n",
+	        [MCG_SNAP_MAX] = "key 5\n",
+	        [MCG_SNAP_HIGH] = "mix\n",
+	        [MCG_SNAP_LOW] = "ma\n",
+	        [MCG_SNAP_STAT] = "lonely\nanon x\nanon 4096\npressure_budget_source cgroup_v2\n"
+	                          "pressure_budget_sourcX 1\n",
+	        [MCG_SNAP_EVENTS] = "lonely\nlow x\nmax 2\n",
+	        [MCG_SNAP_CGROUP_STAT] = "nr_descendants x\nnr_descendantX 1\nnr_descendants 3\n"};
+	const char *b[MCG_SNAP_NR_FILES] = {[MCG_SNAP_STAT] = "pressure_psi trigger\n"};
+	REQUIRE(mcg_snapshot_add_group(&s, "/", 0, a) == 0);
+	REQUIRE(mcg_snapshot_add_group(&s, "/b", 1, b) == 0);
+	struct mcg_out o;
+	mcg_out_init(&o);
+	mcg_prom_render(&o, &s);
+	const char *t = mcg_out_data(&o);
+	CHECK_EQ(count_prefix(t, "memcg_memory_current_bytes{"), 0);
+	CHECK_EQ(count_prefix(t, "memcg_memory_max_bytes{"), 0);
+	CHECK_EQ(count_prefix(t, "memcg_memory_high_bytes{"), 0);
+	CHECK_EQ(count_prefix(t, "memcg_memory_low_bytes{"), 0);
+	CHECK_EQ(count_prefix(t, "memcg_memory_stat_bytes{"), 1);
+	CHECK(has_line(t, "memcg_memory_stat_bytes{group=\"/\",item=\"anon\"} 4096"));
+	CHECK_EQ(count_prefix(t, "memcg_memory_stat{"), 1);
+	CHECK(has_line(t, "memcg_memory_stat{group=\"/\",item=\"pressure_budget_sourcX\"} 1"));
+	CHECK_EQ(count_prefix(t, "memcg_memory_events_total{"), 1);
+	CHECK(has_line(t, "memcg_memory_events_total{group=\"/\",event=\"max\"} 2"));
+	CHECK_EQ(count_prefix(t, "memcg_cgroup_descendants{"), 1);
+	CHECK(has_line(t, "memcg_cgroup_descendants{group=\"/\"} 3"));
+	CHECK_EQ(count_prefix(t, "memcg_pressure_info"), 0);
+	CHECK_EQ(count_prefix(t, "# TYPE memcg_pressure_info"), 0);
+	mcg_out_free(&o);
+	mcg_snapshot_free(&s);
+}
+
 static void test_promtool_passes(void)
 {
 	if (access("/usr/bin/promtool", X_OK) != 0) {
@@ -223,6 +274,7 @@ int main(void)
 {
 	RUN(test_families);
 	RUN(test_throttled_seconds);
+	RUN(test_malformed_lines_skipped);
 	RUN(test_promtool_passes);
 	return test_done();
 }

@@ -267,7 +267,8 @@ static void test_malformed(void)
 
 static void test_fault_sweep(void)
 {
-	static const char *const lines[] = {"json all", "metrics", "stat /", "read / memory.stat"};
+	static const char *const lines[] = {"json all", "metrics", "stat /", "read / memory.stat",
+	                                    "json read / memory.stat"};
 	for (size_t l = 0; l < sizeof(lines) / sizeof(lines[0]); l++) {
 		int done = 0, failed = 0;
 		for (unsigned long n = 1; n < 5000 && !done; n++) {
@@ -378,6 +379,70 @@ static void test_error_text_printable(void)
 		CHECK((unsigned char)r[i] >= 0x20 && r[i] != 0x7f);
 }
 
+/*
+ * mcg_control_error() itself: control bytes in the text as '?', an errno
+ * with no name as EIO, and a reply that cannot grow for the text (no
+ * memory) replaced by the shortest line where the buffer has room for it.
+ */
+static void test_error_line(void)
+{
+	struct mcg_out o;
+	mcg_out_init(&o);
+	CHECK_EQ(mcg_control_error(&o, -EINVAL, "a%cb%cc%cd", 1, 0x7f, '\t'), -EINVAL);
+	CHECK(!strcmp(mcg_out_data(&o), "error EINVAL Invalid argument: a?b?c?d\n"));
+	CHECK_EQ(mcg_control_error(&o, -4000, "odd"), -4000);
+	CHECK(!strcmp(mcg_out_data(&o), "error EIO error: odd\n"));
+	/* The buffer holds 256 bytes; the text needs more, and no memory comes. */
+	mcg_out_puts(&o, "0123456789");
+	REQUIRE(o.cap == 256);
+	mcg_fault_inject(1, 1);
+	int err = mcg_control_error(&o, -EBUSY, "%0400d", 7);
+	unsigned long failed = mcg_fault_failed();
+	mcg_fault_inject(0, 0);
+	CHECK_EQ(err, -EBUSY);
+	CHECK_EQ(failed, 1);
+	CHECK_EQ(o.err, 0);
+	CHECK(!strcmp(mcg_out_data(&o), "error ENOMEM out of memory\n"));
+	/* No buffer at all: no line either, the error still returned. */
+	mcg_out_free(&o);
+	mcg_fault_inject(1, 1);
+	err = mcg_control_error(&o, -EBUSY, "x");
+	mcg_fault_inject(0, 0);
+	CHECK_EQ(err, -EBUSY);
+	CHECK_EQ(mcg_out_size(&o), 0);
+	mcg_out_free(&o);
+}
+
+/* An error line about a word whose encoding cannot get memory: the word
+ * shows as "?", the error is the lookup's; or the whole line is ENOMEM. */
+static void test_error_word_without_memory(void)
+{
+	static const char line[] = "read /no%20such memory.max";
+	int done = 0, unknown = 0;
+	for (unsigned long n = 1; n < 100 && !done; n++) {
+		mcg_out_free(&reply);
+		mcg_fault_inject(n, 0);
+		int err = mcg_control_handle_line(line, strlen(line), &reply);
+		unsigned long hit = mcg_fault_failed();
+		mcg_fault_inject(0, 0);
+		const char *r = mcg_out_data(&reply);
+		if (!hit) {
+			CHECK_EQ(err, -ENOENT);
+			CHECK(!strcmp(
+			        r, "error ENOENT No such file or directory: group /no%20such\n"));
+			done = 1;
+		} else if (err == -ENOENT) {
+			CHECK(!strcmp(r, "error ENOENT No such file or directory: group ?\n"));
+			unknown++;
+		} else {
+			CHECK_EQ(err, -ENOMEM);
+			CHECK(starts(r, "error ENOMEM "));
+		}
+	}
+	CHECK(done);
+	CHECK(unknown >= 1);
+}
+
 int main(void)
 {
 	mcg_out_init(&reply);
@@ -398,6 +463,8 @@ int main(void)
 	RUN(test_fault_sweep);
 	RUN(test_fault_sweep_sticky);
 	RUN(test_error_text_printable);
+	RUN(test_error_line);
+	RUN(test_error_word_without_memory);
 	mcg_out_free(&reply);
 	mcg_group_t *gs[] = {x, a, sp};
 	for (int i = 0; i < 3; i++) {

@@ -23,7 +23,9 @@
 #include "memcg/control.h"
 #include "memcg/debug.h"
 #include "test.h"
+#include "fork_seen.h"
 #include "held.h"
+#include "iface/server.h"
 
 static char dir[64];
 
@@ -271,7 +273,7 @@ static void test_fork_with_client(void)
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 	CHECK(poll(&p, 1, 5000) == 1 && recv(fd, got, sizeof(got) - 1, 0) == 9);
 	fflush(NULL);
-	pid_t pid = fork();
+	pid_t pid = fork_seen(); /* the atfork handlers counted (fork_seen.h) */
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		char buf[256];
@@ -290,6 +292,88 @@ static void test_fork_with_client(void)
 	mcg_control_stop();
 }
 
+/* The lowest descriptor number free now. */
+static int lowest_free_fd(void)
+{
+	int fd = fcntl(0, F_DUPFD, 0);
+	if (fd >= 0)
+		close(fd);
+	return fd;
+}
+
+/*
+ * No descriptor left (RLIMIT_NOFILE at the lowest free number): the start
+ * fails with EMFILE at its eventfd; with room for exactly one, at its
+ * socket (the eventfd given back).  Each leaves no file, no server and no
+ * descriptor; with the limit back a start works.
+ */
+static void test_no_descriptors(void)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/sock-nofd", dir);
+	struct rlimit saved;
+	REQUIRE(getrlimit(RLIMIT_NOFILE, &saved) == 0);
+	int fds = held_fds();
+	for (int room = 0; room < 2; room++) {
+		int low = lowest_free_fd();
+		REQUIRE(low > 0);
+		struct rlimit tight = {(rlim_t)(low + room), saved.rlim_max};
+		REQUIRE(setrlimit(RLIMIT_NOFILE, &tight) == 0);
+		int err = mcg_control_start(path);
+		setrlimit(RLIMIT_NOFILE, &saved);
+		CHECK_EQ(err, -EMFILE);
+		CHECK(access(path, F_OK) != 0);
+		char buf[128];
+		CHECK_EQ(mcg_control_path(buf, sizeof(buf)), -ENOENT);
+		CHECK_EQ(held_fds(), fds);
+	}
+	REQUIRE(mcg_control_start(path) == 0);
+	CHECK(access(path, F_OK) == 0);
+	mcg_control_stop();
+	CHECK(access(path, F_OK) != 0);
+}
+
+/*
+ * A child made past libc's fork (no atfork handler ran: the server's state
+ * in it is the parent's): it is told apart by its pid - no server path, a
+ * stop that stops nothing, and its exit leaves the parent's socket in
+ * place; the parent serves on.
+ */
+static void test_child_without_handlers(void)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/sock-raw", dir);
+	REQUIRE(mcg_control_start(path) == 0);
+	fflush(NULL);
+	pid_t pid = fork_raw();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		char buf[256];
+		int bad = (mcg_control_path(buf, sizeof(buf)) != -ENOENT) << 0;
+		mcg_control_stop(); /* not its server: nothing */
+		mcg_control_exit_unlink();
+		bad |= (access(path, F_OK) != 0) << 1;
+		exit(bad); /* exit: the child's coverage is written, and the destructor runs */
+	}
+	int st;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 0);
+	CHECK(access(path, F_OK) == 0);
+	char buf[256];
+	CHECK_EQ(mcg_control_path(buf, sizeof(buf)), 0);
+	CHECK(!strcmp(buf, path));
+	int fd = dial(path);
+	REQUIRE(fd >= 0);
+	static char got[256];
+	CHECK(send_all(fd, "read / memory.max", 17));
+	shutdown(fd, SHUT_WR);
+	CHECK_EQ(read_to_end(fd, got, sizeof(got)), 9);
+	close(fd);
+	mcg_control_stop();
+	CHECK(access(path, F_OK) != 0);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/memcg-test-server-%d", (int)getpid());
@@ -302,7 +386,9 @@ int main(void)
 	RUN(test_path_bad_arguments);
 	RUN(test_overlong_then_end);
 	RUN(test_low_descriptor_limit);
+	RUN(test_no_descriptors);
 	RUN(test_fork_with_client);
+	RUN(test_child_without_handlers);
 	RUN(test_failures_close_fds);
 	RUN(test_thread_named);
 	char cmd[128];

@@ -42,6 +42,8 @@
 #include "memcg/kmalloc.h"
 #include "memcg/memcg.h"
 #include "memcg/slab.h"
+#include "fork_seen.h"
+#include "held.h"
 #include "test.h"
 
 static char dir[64], path[128];
@@ -140,6 +142,77 @@ static void test_large_reply(void)
 	for (int i = 0; i < N; i++) {
 		mcg_group_remove(g[i]);
 		mcg_group_put(g[i]);
+	}
+}
+
+/* Wait up to 2 s for the process to hold @n descriptors (the server
+ * closes a connection on its own thread). */
+static bool fds_settle(int n)
+{
+	for (int i = 0; i < 200; i++) {
+		if (held_fds() == n)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * A reply larger than the server's socket buffer (the paths of a chain of
+ * 100 groups with 63-byte names, 330 KB): sent in pieces as the client
+ * reads, the large buffer given back, the next request served.  A client
+ * that leaves without reading such a reply (the server's send fails), and
+ * one that leaves with a short reply unread (the server's next read
+ * fails): each connection is closed, and the server serves on.
+ */
+static void test_reply_in_pieces(void)
+{
+	enum { DEPTH = 100 };
+	static mcg_group_t *chain[DEPTH];
+	char name[MCG_GROUP_NAME_MAX + 1];
+	mcg_group_t *parent = NULL;
+	for (int i = 0; i < DEPTH; i++) {
+		int k = snprintf(name, sizeof(name), "piece-%03d-", i);
+		memset(name + k, 'x', MCG_GROUP_NAME_MAX - (size_t)k); /* the longest name */
+		name[MCG_GROUP_NAME_MAX] = '\0';
+		REQUIRE(!mcg_group_create(parent, name, &chain[i]));
+		parent = chain[i];
+	}
+	REQUIRE(!mcg_option_set("control_timeout_ms", 60000));
+	int base = held_fds();
+	int fd = dial(path);
+	REQUIRE(fd >= 0);
+	CHECK(send_all(fd, "groups\n", 7));
+	usleep(100000); /* the server fills the socket and waits for room */
+	long n = reply(fd, buf, sizeof(buf), 5000);
+	CHECK(n > 64 * DEPTH * (DEPTH + 1) / 2);
+	CHECK(strstr(buf, "/piece-099-") != NULL);
+	CHECK(ask(fd, "read / memory.max\n", "ok 4\nmax\n")); /* and the next one */
+	close(fd);
+	CHECK(fds_settle(base));
+	/* Gone before reading its large reply. */
+	fd = dial(path);
+	REQUIRE(fd >= 0);
+	CHECK(send_all(fd, "groups\n", 7));
+	usleep(50000);
+	close(fd);
+	CHECK(fds_settle(base));
+	/* Gone with a short reply unread in its socket. */
+	fd = dial(path);
+	REQUIRE(fd >= 0);
+	CHECK(send_all(fd, "read / memory.max\n", 18));
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	CHECK_EQ(poll(&p, 1, 5000), 1);
+	close(fd);
+	CHECK(fds_settle(base));
+	fd = dial(path);
+	CHECK(ask(fd, "read / memory.max\n", "ok 4\nmax\n"));
+	close(fd);
+	CHECK(fds_settle(base));
+	REQUIRE(!mcg_option_set("control_timeout_ms", 500));
+	for (int i = DEPTH - 1; i >= 0; i--) {
+		mcg_group_remove(chain[i]);
+		mcg_group_put(chain[i]);
 	}
 }
 
@@ -465,7 +538,16 @@ static void test_program_closes_all_fds(void)
 		bad |= (!ask(fd, "info\n", "ok ")) << 1;
 		for (int i = 3; i < 4096; i++) /* what a daemon does at start */
 			close(i);
-		usleep(200000);                         /* the server notices */
+		usleep(200000); /* the server notices */
+		/* A fork now: the child has no server, and none of its descriptors to close. */
+		fflush(NULL);
+		pid_t g = fork_seen(); /* the atfork handlers counted (fork_seen.h) */
+		if (g == 0) {
+			char p2[128];
+			exit(mcg_control_path(p2, sizeof(p2)) == -ENOENT ? 0 : 1);
+		}
+		int gs = 0;
+		bad |= (g < 0 || waitpid(g, &gs, 0) != g || !WIFEXITED(gs) || WEXITSTATUS(gs)) << 5;
 		int keep = open("/dev/null", O_RDONLY); /* a file of the program's own */
 		mcg_control_stop();
 		bad |= (fcntl(keep, F_GETFD) < 0) << 2; /* not closed by the server */
@@ -491,6 +573,7 @@ int main(void)
 	mcg_option_set("control_timeout_ms", 500);
 	RUN(test_start_stop);
 	RUN(test_large_reply);
+	RUN(test_reply_in_pieces);
 	RUN(test_framing);
 	RUN(test_half_line_times_out);
 	RUN(test_hundred_clients);

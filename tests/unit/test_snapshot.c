@@ -202,6 +202,60 @@ static void test_kv_and_numbers(void)
 	CHECK(!mcg_snap_number("", 0, &v));
 	CHECK(!mcg_snap_number("-", 1, &v));
 	CHECK(!mcg_snap_number("12a", 3, &v));
+	CHECK(!mcg_snap_number("99999999999999999999", 20, &v)); /* past 2^63 by the product */
+	CHECK(!mcg_snap_number("1-2", 3, &v));                   /* below '0' */
+	CHECK(!mcg_snap_number("1 2", 3, &v));
+	CHECK(mcg_snap_number("-9223372036854775807", 20, &v) && v == -9223372036854775807LL);
+}
+
+/*
+ * A fault sweep over the walk of a chain deeper than the walk's first
+ * stack (16 frames): each attempt is whole or -ENOMEM, and a walk stopped
+ * in the middle dropped the references of the groups it was visiting:
+ * removed, every group of the chain goes at once.
+ */
+static void test_deep_walk_fault_sweep(void)
+{
+	enum { DEPTH = 20 };
+	mcg_group_t *top, *chain[DEPTH], *p;
+	REQUIRE(mcg_group_create(NULL, "s-deep", &top) == 0);
+	p = top;
+	for (int i = 0; i < DEPTH; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "e%d", i);
+		REQUIRE(mcg_group_create(p, name, &chain[i]) == 0);
+		p = chain[i];
+	}
+	int done = 0, failed = 0;
+	for (unsigned long n = 1; n < 1000 && !done; n++) {
+		struct mcg_snapshot s;
+		mcg_snapshot_init(&s);
+		mcg_fault_inject(n, 0);
+		int err = mcg_snapshot_take(&s, top, 0);
+		unsigned long hit = mcg_fault_failed();
+		mcg_fault_inject(0, 0);
+		if (hit) {
+			failed++;
+			CHECK_EQ(err, -ENOMEM);
+		} else {
+			CHECK_EQ(err, 0);
+			CHECK_EQ(s.nr_groups, DEPTH + 1);
+			CHECK_EQ(s.groups[DEPTH].depth, DEPTH);
+			done = 1;
+		}
+		mcg_snapshot_free(&s);
+	}
+	CHECK(done);
+	CHECK(failed >= 3);
+	long dying = read_key(mcg_group_root(), "cgroup.stat", "nr_dying_descendants");
+	for (int i = DEPTH - 1; i >= 0; i--) {
+		CHECK_EQ(mcg_group_remove(chain[i]), 0);
+		mcg_group_put(chain[i]);
+	}
+	CHECK_EQ(mcg_group_remove(top), 0);
+	mcg_group_put(top);
+	mcg_group_drain_stocks();
+	CHECK_EQ(read_key(mcg_group_root(), "cgroup.stat", "nr_dying_descendants"), dying);
 }
 
 static void test_fault_sweep(void)
@@ -251,6 +305,7 @@ int main(void)
 	RUN(test_subtree_paths_only_and_caches);
 	RUN(test_deep_chain);
 	RUN(test_kv_and_numbers);
+	RUN(test_deep_walk_fault_sweep);
 	RUN(test_fault_sweep);
 	return test_done();
 }

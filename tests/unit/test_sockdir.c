@@ -75,6 +75,18 @@ static void test_default_path_edges(void)
 	unsetenv("XDG_RUNTIME_DIR");
 	rmdir(deep);
 	unlink(file);
+	/* mcg_sock_path(): the buffer too small, and a path longer than a
+	 * socket's though the buffer holds it. */
+	CHECK_EQ(mcg_sock_path("/tmp", 1234, buf, sizeof(buf)), 0);
+	CHECK(!strcmp(buf, "/tmp/1234.sock"));
+	CHECK_EQ(mcg_sock_path("/tmp", 1234, buf, 14), -ENAMETOOLONG); /* 14 bytes and a NUL */
+	char longdir[200];
+	memset(longdir, 'l', sizeof(longdir) - 1);
+	longdir[0] = '/';
+	longdir[sizeof(longdir) - 1] = '\0';
+	static char big[4096];
+	CHECK_EQ(mcg_sock_path(longdir, 1234, big, sizeof(big)), -ENAMETOOLONG);
+	CHECK(strlen(big) > MCG_SOCK_PATH_MAX);
 }
 
 static void test_make_and_refuse(void)

@@ -20,14 +20,18 @@
 #include "memcg/memcg.h"
 #include "memcg/slab.h"
 #include "base/options.h"
+#include "os/os.h"
 #include "pagecache/dirty.h"
 #include "pagecache/filemap.h"
 #include "pagecache/flusher.h"
+#include "pagecache/inode.h"
+#include "pagecache/pcg.h"
 #include "pagecache/wbio.h"
 #include "pagecache/writeback.h"
 #include "slab/kmalloc_fast.h"
 #include "test.h"
 #include "tmpdir.h"
+#include "fork_seen.h"
 #include "held.h"
 
 static char dir[PATH_MAX];
@@ -489,6 +493,444 @@ static void test_in_flight_error(void)
 	in_flight_end();
 }
 
+/* The child's half of test_fork_child: its own flushers and pool threads,
+ * a file written, synced and read back.  Return: 0, or the failed step. */
+static int fork_child_steps(const char *data, size_t size)
+{
+	if (mcg_flusher_running() || mcg_wbio_threads() != 0)
+		return 1; /* the parent's threads are not the child's */
+	/* Its first open starts them; a thread that cannot start (the fault
+	 * point) fails nothing but the start, which the next open retries. */
+	mcg_file_t *c = NULL;
+	mcg_fault_inject(1, 0);
+	int err = mcg_file_open(path_of("fork_child"), O_RDWR | O_CREAT | O_TRUNC, 0644, &buffered,
+	                        &c);
+	unsigned long hit = mcg_fault_failed();
+	mcg_fault_inject(0, 0);
+	if (err || hit != 1 || mcg_flusher_running())
+		return 8;
+	mcg_file_close(c);
+	if (mcg_file_open(path_of("fork_child"), O_RDWR, 0, &buffered, &c))
+		return 2;
+	if (!mcg_flusher_running())
+		return 3;
+	if (mcg_file_pwrite(c, data, size, 0) != (ssize_t)size || mcg_file_fsync(c))
+		return 4;
+	if (mcg_wbio_threads() < 1)
+		return 5; /* the child's runs went to a pool of its own */
+	char *back = malloc(size);
+	if (!back)
+		return 6;
+	mcg_file_drop_caches();
+	int bad = mcg_file_pread(c, back, size, 0) != (ssize_t)size || memcmp(back, data, size) ? 7
+	                                                                                        : 0;
+	free(back);
+	mcg_file_close(c);
+	mcg_file_drop_caches();
+	return bad;
+}
+
+/*
+ * fork() with flushers, pool threads and read sections in use: the child
+ * has none of the parent's threads, starts its own at its first open,
+ * writes through its pool and reads back; the parent's file is untouched.
+ */
+static void test_fork_child(void)
+{
+	in_flight_begin();
+	mcg_file_t *f = open_new("fork_parent", NULL);
+	REQUIRE(f);
+	size_t size = 32 * 4096;
+	char *data = malloc(size);
+	REQUIRE(data);
+	for (size_t i = 0; i < size; i++)
+		data[i] = (char)(i * 13 + i / 4096);
+	CHECK_EQ(mcg_file_pwrite(f, data, size, 0), (ssize_t)size);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK(mcg_wbio_threads() >= 1);
+	CHECK(mcg_flusher_running());
+	char back[4096];
+	CHECK_EQ(mcg_file_pread(f, back, sizeof(back), 0),
+	         (ssize_t)sizeof(back)); /* a read section */
+	CHECK(!memcmp(back, data, sizeof(back)));
+	fflush(NULL);
+	pid_t pid = fork_seen(); /* the atfork handlers counted (fork_seen.h) */
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		for (size_t i = 0; i < size; i++)
+			data[i] = (char)~data[i];
+		exit(fork_child_steps(data, size)); /* exit: the child's coverage is written */
+	}
+	int st = 0;
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 0);
+	size_t len;
+	char *disk = tmpdir_read_file(path_of("fork_child"), &len);
+	CHECK_EQ(len, size);
+	bool same = disk && len == size;
+	for (size_t i = 0; same && i < size; i++)
+		same = disk[i] == (char)~data[i];
+	CHECK(same);
+	free(disk);
+	CHECK_EQ(mcg_file_pread(f, back, sizeof(back), 4096), (ssize_t)sizeof(back));
+	CHECK(!memcmp(back, data + 4096, sizeof(back)));
+	mcg_file_close(f);
+	free(data);
+	in_flight_end();
+}
+
+/*
+ * States a race leaves, made by hand: a towrite tag left on a page that is
+ * clean (the sync's walk skips it and clears the tag; only the dirty page
+ * is written), an undirty of a clean page (nothing changes), and a page
+ * removed (truncated) before its writer marks it dirty (not marked, not
+ * counted).
+ */
+static void test_stale_states(void)
+{
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wbstale", &g));
+	mcg_file_t *f = open_new("stale", g);
+	REQUIRE(f);
+	char b[3 * 4096];
+	for (size_t i = 0; i < sizeof(b); i++)
+		b[i] = (char)(i * 11 + 3);
+	CHECK_EQ(mcg_file_pwrite(f, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK_EQ(stat_of(g, "file_written"), 3);
+	struct mcg_inode *in = f->inode;
+	mcg_lock(&in->lock);
+	mcg_index_tag_set(&in->index, 0, MCG_TAG_TOWRITE);
+	mcg_unlock(&in->lock);
+	CHECK_EQ(mcg_file_pwrite(f, "x", 1, 4096), 1);
+	CHECK_EQ(stat_of(g, "file_dirty"), 4096);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK_EQ(stat_of(g, "file_written"), 4);
+	CHECK_EQ(stat_of(g, "file_dirty"), 0);
+	CHECK(!mcg_index_tag_get(&in->index, 0, MCG_TAG_TOWRITE));
+	struct mcg_fpage *p = mcg_inode_find_get(in, 2);
+	REQUIRE(p);
+	mcg_lock(&in->lock);
+	mcg_wb_page_undirty_locked(in, p);
+	mcg_unlock(&in->lock);
+	mcg_file_stat_t st;
+	mcg_file_stat(f, &st);
+	CHECK(st.dirty == 0 && st.writeback == 0);
+	mcg_fpage_set(p, PG_REMOVED);
+	CHECK(!mcg_wb_page_dirty(in, p));
+	CHECK(!mcg_fpage_test(p, PG_DIRTY));
+	mcg_fpage_clear(p, PG_REMOVED);
+	mcg_file_stat(f, &st);
+	CHECK_EQ(st.dirty, 0);
+	CHECK_EQ(stat_of(g, "file_dirty"), 0);
+	CHECK_EQ(stat_of(g, "file_dirtied"), 4);
+	mcg_fpage_put(p);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	CHECK_EQ(stat_of(g, "file"), 0);
+	mcg_group_remove(g);
+	mcg_group_put(g);
+}
+
+/*
+ * Write-behind's turn by hand: with no range there is nothing to write; a
+ * clean file takes no range; a turn that ends before its range does
+ * (its page budget spent) queues the rest, which the flushers then write
+ * without an fsync.
+ */
+static void test_behind_turns(void)
+{
+	long saved = mcg_option(MCG_OPT_DIRTY_WRITE_BEHIND);
+	REQUIRE(!mcg_option_set("dirty_write_behind", 0)); /* no range from the writes */
+	mcg_group_t *g;
+	REQUIRE(!mcg_group_create(NULL, "wbturn", &g));
+	mcg_file_t *f = open_new("turns", g);
+	REQUIRE(f);
+	struct mcg_inode *in = f->inode;
+	long w = -1;
+	CHECK_EQ(mcg_wb_write_file(in, 100, MCG_WB_BEHIND, &w), 0);
+	CHECK_EQ(w, 0);
+	mcg_wb_behind(in, 0, 8); /* clean: no range */
+	CHECK_EQ(__atomic_load_n(&in->behind_to, __ATOMIC_RELAXED), 0);
+	char b[8 * 4096];
+	memset(b, 0x3c, sizeof(b));
+	CHECK_EQ(mcg_file_pwrite(f, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	CHECK_EQ(stat_of(g, "file_dirty"), 8 * 4096);
+	mcg_lock(&in->lock);
+	in->behind_from = 0;
+	in->behind_to = 8;
+	mcg_unlock(&in->lock);
+	mcg_wb_set_run_pages(1);
+	CHECK_EQ(mcg_wb_write_file(in, 3, MCG_WB_BEHIND, &w), 0);
+	mcg_wb_set_run_pages(0);
+	CHECK_EQ(w, 3);
+	/* The rest went back to the flushers: written within a bounded wait. */
+	for (int i = 0; i < 300 && stat_of(g, "file_written") < 8; i++)
+		sleep_ms(10);
+	CHECK_EQ(stat_of(g, "file_written"), 8);
+	CHECK_EQ(stat_of(g, "file_dirty"), 0);
+	CHECK_EQ(stat_of(g, "file_writeback"), 0);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(g);
+	mcg_group_put(g);
+	REQUIRE(!mcg_option_set("dirty_write_behind", saved));
+}
+
+/*
+ * Several runs in flight failing (every write from the third on): the
+ * fsync returns the first run's error, exactly the failed runs' pages stay
+ * dirty; sync of every file with two failing returns the first error; with
+ * the faults gone all is written and each handle hears of it once.
+ */
+static void test_many_runs_fail(void)
+{
+	in_flight_begin();
+	mcg_file_t *a = open_new("manyfail_a", NULL), *c = open_new("manyfail_b", NULL);
+	REQUIRE(a && c);
+	char data[32 * 4096];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)(i * 17 + 1);
+	CHECK_EQ(mcg_file_pwrite(a, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	REQUIRE(!mcg_fault_inject_io(3, 1, EIO, MCG_FAULT_IO_WRITE));
+	CHECK_EQ(mcg_file_fsync(a), -EIO);
+	CHECK_EQ(mcg_fault_io_failed(), 6); /* runs 3 to 8 */
+	mcg_file_stat_t st;
+	mcg_file_stat(a, &st);
+	CHECK_EQ(st.dirty, 24);
+	CHECK_EQ(st.writeback, 0);
+	CHECK_EQ(mcg_file_pwrite(c, data, 8192, 0), 8192);
+	CHECK_EQ(mcg_file_sync_all(), -EIO);
+	mcg_fault_inject_io(0, 0, 0, 0);
+	CHECK_EQ(mcg_file_sync_all(), 0);
+	mcg_file_stat(a, &st);
+	CHECK_EQ(st.dirty, 0);
+	mcg_file_stat(c, &st);
+	CHECK_EQ(st.dirty, 0);
+	CHECK_EQ(mcg_file_fsync(a), -EIO); /* the sync's failure is news to both handles */
+	CHECK_EQ(mcg_file_fsync(a), 0);
+	CHECK_EQ(mcg_file_fsync(c), -EIO);
+	CHECK_EQ(mcg_file_fsync(c), 0);
+	size_t len;
+	char *disk = tmpdir_read_file(path_of("manyfail_a"), &len);
+	CHECK(disk && len == sizeof(data) && !memcmp(disk, data, sizeof(data)));
+	free(disk);
+	mcg_file_close(a);
+	mcg_file_close(c);
+	in_flight_end();
+}
+
+struct global_writer {
+	mcg_file_t *f;
+	long most; /* the root's dirty + writeback bytes at most */
+};
+
+static void *global_writer_main(void *arg)
+{
+	struct global_writer *w = arg;
+	static char b[64 << 10];
+	memset(b, 'g', sizeof(b));
+	for (int i = 0; i < 64; i++) {
+		CHECK_EQ(mcg_file_pwrite(w->f, b, sizeof(b), (off_t)i * (off_t)sizeof(b)),
+		         (ssize_t)sizeof(b));
+		char st[4096];
+		mcg_group_read(mcg_group_root(), "memory.stat", st, sizeof(st));
+		w->most = MCG_MAX(w->most, key_of(st, "file_dirty") + key_of(st, "file_writeback"));
+	}
+	return NULL;
+}
+
+/*
+ * The root's domain alone (a file of no group) under global limits in
+ * bytes (dirty_bytes 1 MiB, dirty_background_bytes 256 KiB): writers on an
+ * emulated slow device are held near the limit by the throttle's sleeps;
+ * with writeback stalled a nowait write is refused with a wait at the
+ * limit.  The options' ratios come back afterwards.
+ */
+static void test_throttle_global(void)
+{
+	long ratio = mcg_option(MCG_OPT_DIRTY_RATIO);
+	long bg_ratio = mcg_option(MCG_OPT_DIRTY_BACKGROUND_RATIO);
+	REQUIRE(!mcg_option_set("dirty_bytes", 1 << 20));
+	REQUIRE(!mcg_option_set("dirty_background_bytes", 256 << 10));
+	mcg_group_t *root = mcg_group_root();
+	long throttled = stat_of(root, "dirty_throttled_ms");
+	mcg_file_t *f = open_new("throttle_root", NULL);
+	REQUIRE(f);
+	/* A new thread: a writer's first look comes after its first 32 pages
+	 * (this thread's interval grew in the tests before). */
+	struct global_writer w = {f, 0};
+	REQUIRE(!mcg_fault_io_rate(MCG_FAULT_IO_WRITE, 32000000));
+	pthread_t t;
+	REQUIRE(!pthread_create(&t, NULL, global_writer_main, &w));
+	pthread_join(t, NULL);
+	REQUIRE(!mcg_fault_io_rate(0, 0));
+	CHECK(w.most <= (1 << 20) * 33 / 32 + 32 * 4096);
+	char b[4096];
+	memset(b, 'g', sizeof(b));
+	CHECK(stat_of(root, "dirty_throttled_ms") > throttled);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	REQUIRE(!mcg_fault_inject_io(1, 1, EIO, MCG_FAULT_IO_WRITE)); /* writeback stalls */
+	uint64_t wait = 0;
+	ssize_t r = 0;
+	long k;
+	for (k = 0; k < 1024; k++) {
+		r = mcg_file_pwrite_nowait(f, b, 4096, (off_t)(8 << 20) + k * 4096, &wait);
+		if (r == -EAGAIN)
+			break;
+	}
+	CHECK_EQ(r, -EAGAIN);
+	CHECK(wait > 0 && wait <= 200 * 1000000ull);
+	CHECK(k * 4096 <= (1 << 20) * 33 / 32 + 32 * 4096); /* refused at the limit */
+	CHECK_EQ(mcg_file_fdatasync(f), -EIO);
+	mcg_fault_inject_io(0, 0, 0, 0);
+	int err =
+	        mcg_file_fsync(f); /* a flusher's failed try after the fdatasync: news once more */
+	if (err)
+		err = mcg_file_fsync(f);
+	CHECK_EQ(err, 0);
+	mcg_file_stat_t st;
+	mcg_file_stat(f, &st);
+	CHECK(st.dirty == 0 && st.writeback == 0);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	REQUIRE(!mcg_option_set("dirty_ratio", ratio));
+	REQUIRE(!mcg_option_set("dirty_background_ratio", bg_ratio));
+	CHECK_EQ(mcg_option(MCG_OPT_DIRTY_BYTES), 0);
+	CHECK_EQ(mcg_option(MCG_OPT_DIRTY_BACKGROUND_BYTES), 0);
+}
+
+/*
+ * Runs of pages by hand: a run size past the most a run holds (1024
+ * pages) is the most - 1034 dirty pages go out in two writes; background
+ * writeback goes on where its last chunk ended and, past the last dirty
+ * page, from the file's start once.
+ */
+static void test_run_sizes_and_background_turns(void)
+{
+	long depth = mcg_option(MCG_OPT_WRITEBACK_IO_DEPTH);
+	long behind = mcg_option(MCG_OPT_DIRTY_WRITE_BEHIND);
+	REQUIRE(!mcg_option_set("writeback_io_depth", 1));
+	REQUIRE(!mcg_option_set("dirty_write_behind", 0)); /* all of it left to the fsync */
+	mcg_file_t *f = open_new("runs", NULL);
+	REQUIRE(f);
+	enum { PAGES = 1034 };
+	char *b = malloc((size_t)PAGES * 4096);
+	REQUIRE(b);
+	for (size_t i = 0; i < (size_t)PAGES * 4096; i++)
+		b[i] = (char)(i * 3 + i / 4096);
+	CHECK_EQ(mcg_file_pwrite(f, b, (size_t)PAGES * 4096, 0), (ssize_t)PAGES * 4096);
+	mcg_wb_set_run_pages(5000);
+	REQUIRE(!mcg_fault_inject_io(1000000, 0, EIO, MCG_FAULT_IO_WRITE)); /* counts only */
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	CHECK_EQ(mcg_fault_io_count(), 2);
+	mcg_fault_inject_io(0, 0, 0, 0);
+	mcg_wb_set_run_pages(0);
+	/* Background: 16 dirty pages written 4 at a time, on from the last chunk. */
+	struct mcg_inode *in = f->inode;
+	CHECK_EQ(mcg_file_pwrite(f, b, 16 * 4096, 0), 16 * 4096);
+	long w = 0;
+	CHECK_EQ(mcg_wb_write_file(in, 4, MCG_WB_BACKGROUND, &w), 0);
+	CHECK_EQ(w, 4);
+	CHECK_EQ(mcg_wb_write_file(in, 12, MCG_WB_BACKGROUND, &w), 0);
+	CHECK_EQ(w, 12);
+	mcg_file_stat_t st;
+	mcg_file_stat(f, &st);
+	CHECK_EQ(st.dirty, 0);
+	/* Pages 0 and 1 dirty again, the next chunk would start at 16: from 0. */
+	CHECK_EQ(mcg_file_pwrite(f, b, 2 * 4096, 0), 2 * 4096);
+	CHECK_EQ(mcg_wb_write_file(in, 8, MCG_WB_BACKGROUND, &w), 0);
+	CHECK_EQ(w, 2);
+	mcg_file_stat(f, &st);
+	CHECK_EQ(st.dirty, 0);
+	size_t len;
+	char *disk = tmpdir_read_file(path_of("runs"), &len);
+	CHECK(disk && len == (size_t)PAGES * 4096 && !memcmp(disk, b, len));
+	free(disk);
+	free(b);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	REQUIRE(!mcg_option_set("writeback_io_depth", depth));
+	REQUIRE(!mcg_option_set("dirty_write_behind", behind));
+}
+
+/*
+ * fsync under memory faults, runs in flight: writeback needs no memory
+ * to make progress (one run on the stack when the array of several is
+ * refused), so every fsync succeeds and writes every page.
+ */
+static void test_fsync_without_memory(void)
+{
+	in_flight_begin();
+	mcg_file_t *f = open_new("fsync_nomem", NULL);
+	REQUIRE(f);
+	char data[32 * 4096];
+	int done = 0, hits = 0;
+	for (unsigned long n = 1; n < 50 && !done; n++) {
+		for (size_t i = 0; i < sizeof(data); i++)
+			data[i] = (char)(i * 7 + n);
+		CHECK_EQ(mcg_file_pwrite(f, data, sizeof(data), 0), (ssize_t)sizeof(data));
+		mcg_fault_inject(n, 0);
+		int err = mcg_file_fsync(f);
+		unsigned long hit = mcg_fault_failed();
+		mcg_fault_inject(0, 0);
+		CHECK_EQ(err, 0);
+		mcg_file_stat_t st;
+		mcg_file_stat(f, &st);
+		CHECK(st.dirty == 0 && st.writeback == 0);
+		size_t len;
+		char *disk = tmpdir_read_file(path_of("fsync_nomem"), &len);
+		CHECK(disk && len == sizeof(data) && !memcmp(disk, data, sizeof(data)));
+		free(disk);
+		hits += hit > 0;
+		done = !hit;
+	}
+	CHECK(done);
+	CHECK(hits >= 1); /* the array of runs refused: one at a time */
+	mcg_file_close(f);
+	in_flight_end();
+}
+
+/*
+ * The flushers' helpers by hand: a wait for the writeback generation with
+ * nothing being written ends at its deadline; the walk of the domains with
+ * dirty files, from a domain not on the list, starts at the list's head.
+ */
+static void test_flusher_walk_and_wait(void)
+{
+	uint64_t gen = mcg_flusher_gen();
+	uint64_t t0 = mcg_os_now_ns();
+	mcg_flusher_wait_gen(gen, 30);
+	uint64_t took = mcg_os_now_ns() - t0;
+	CHECK(took >= 29 * 1000000ull && took < 5000 * 1000000ull);
+	CHECK_EQ(mcg_flusher_gen(), gen);
+	mcg_group_t *clean, *dirty;
+	REQUIRE(!mcg_group_create(NULL, "wbwalk-clean", &clean));
+	REQUIRE(!mcg_group_create(NULL, "wbwalk-dirty", &dirty));
+	mcg_file_t *f = open_new("walk", dirty);
+	REQUIRE(f);
+	CHECK_EQ(mcg_file_pwrite(f, "d", 1, 0), 1);
+	struct mcg_pcg *p = mcg_pcg_of(clean);
+	REQUIRE(p);
+	mcg_pcg_get(p); /* the walk puts the domain it is given */
+	struct mcg_pcg *from_clean = mcg_flusher_next_dirty(p);
+	struct mcg_pcg *first = mcg_flusher_next_dirty(NULL);
+	CHECK(first != NULL);
+	CHECK(from_clean == first);
+	if (from_clean)
+		mcg_pcg_put(from_clean);
+	if (first)
+		mcg_pcg_put(first);
+	CHECK_EQ(mcg_file_fsync(f), 0);
+	mcg_file_close(f);
+	mcg_file_drop_caches();
+	mcg_group_remove(dirty);
+	mcg_group_put(dirty);
+	mcg_group_remove(clean);
+	mcg_group_put(clean);
+}
+
 /*
  * O_DIRECT past the backing file's end: the file is extended for each
  * stretch of consecutive dirty pages before its runs go out together, a
@@ -806,6 +1248,7 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
+	RUN(test_throttle_global); /* first: the global limit, slow to come down, not raised yet */
 	RUN(test_group_state_freed); /* first: no earlier group's state pending */
 	RUN(test_states);
 	RUN(test_accounting_off);
@@ -822,6 +1265,13 @@ int main(void)
 	RUN(test_emulated_device);
 	RUN(test_in_flight_writeback);
 	RUN(test_in_flight_error);
+	RUN(test_fork_child);
+	RUN(test_stale_states);
+	RUN(test_behind_turns);
+	RUN(test_many_runs_fail);
+	RUN(test_run_sizes_and_background_turns);
+	RUN(test_fsync_without_memory);
+	RUN(test_flusher_walk_and_wait);
 	RUN(test_extend_backing);
 	RUN(test_write_behind);
 	mcg_file_sync_all();
