@@ -856,6 +856,8 @@ static void op_file_write(struct in *in)
 		buf[i] = (uint8_t)(seed + i * 13);
 	ssize_t ret = mcg_file_pwrite(f->h, buf, len, (off_t)off);
 	if (ret < 0) { /* over a limit, or a writeback error refusing new data */
+		if (ret != -ENOMEM && ret != -EIO && ret != -ENOSPC)
+			fprintf(stderr, "file_write: %s\n", strerror((int)-ret));
 		FUZZ_ASSERT(ret == -ENOMEM || ret == -EIO || ret == -ENOSPC);
 		return;
 	}
