@@ -68,7 +68,9 @@ static mcg_always_inline void mcg_cache_push(struct mcg_cache *c, struct mcg_sla
 		mcg_cache_free_slow(MCG_FREE_CACHE(c, s), slot, s, r);
 		return;
 	}
+	/* GCOVR_EXCL_START: no sections - TSan builds only */
 	mcg_cache_free_cpulock(MCG_FREE_CACHE(c, s), s, slot);
+	/* GCOVR_EXCL_STOP */
 }
 
 /* Free @obj, object @idx of slab @s of cache @c (checked; NULL: s->cache). */
@@ -84,9 +86,10 @@ static mcg_always_inline void mcg_cache_free_at(struct mcg_cache *c, struct mcg_
 		return;
 	}
 	if (unlikely(!mcg_percpu_sections())) { /* no sections (TSan) */
-		mcg_cache_free_charged_slow(MCG_FREE_CACHE(c, s), s, obj,
-		                            idx); /* GCOVR_EXCL_LINE: TSan builds only */
-		return;                           /* GCOVR_EXCL_LINE */
+		/* GCOVR_EXCL_START: TSan builds only */
+		mcg_cache_free_charged_slow(MCG_FREE_CACHE(c, s), s, obj, idx);
+		return;
+		/* GCOVR_EXCL_STOP */
 	}
 	/* Tagged, with the id its entry holds: the entry stays as it is.  A
 	 * slab whose objects are all one objcg's says so in its word, and
