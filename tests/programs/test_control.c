@@ -28,6 +28,7 @@
 #include <sys/un.h>
 
 #include "control.h"
+#include "unix_client.h"
 
 static struct child target;
 static char pid_s[16];
@@ -203,18 +204,6 @@ static void socket_path(char *buf, size_t len)
 	prog_result_free(&r);
 }
 
-static int dial(const char *path)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
 /* The first line a connection gets within 5 s, into @buf. */
 static bool first_line(int fd, char *buf, size_t len)
 {
@@ -249,7 +238,7 @@ static void test_garbage_and_load(void)
 	socket_path(path, sizeof(path));
 	REQUIRE(path[0] == '/');
 	/* Garbage, an overlong line, a half line. */
-	int fd = dial(path);
+	int fd = unix_dial(path);
 	char junk[2048], line[512];
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (char)(i * 7919 % 251);
@@ -257,14 +246,14 @@ static void test_garbage_and_load(void)
 	CHECK(send(fd, junk, sizeof(junk), MSG_NOSIGNAL) == (ssize_t)sizeof(junk));
 	CHECK(first_line(fd, line, sizeof(line)) && !strncmp(line, "error ", 6));
 	close(fd);
-	fd = dial(path);
+	fd = unix_dial(path);
 	static char big[9000];
 	memset(big, 'g', sizeof(big));
 	big[sizeof(big) - 1] = '\n';
 	CHECK(send(fd, big, sizeof(big), MSG_NOSIGNAL) == (ssize_t)sizeof(big));
 	CHECK(first_line(fd, line, sizeof(line)) && !strncmp(line, "error E2BIG ", 12));
 	close(fd);
-	int half = dial(path);
+	int half = unix_dial(path);
 	CHECK(send(half, "read /tenant-a mem", 18, MSG_NOSIGNAL) == 18);
 	still_working("garbage and a half line");
 	close(half);
@@ -272,7 +261,7 @@ static void test_garbage_and_load(void)
 	/* 100 clients at once: 64 served, the rest told to come back. */
 	int fds[100], ok = 0, busy = 0;
 	for (int i = 0; i < 100; i++) {
-		fds[i] = dial(path);
+		fds[i] = unix_dial(path);
 		if (fds[i] >= 0)
 			send(fds[i], "read / memory.max\n", 18, MSG_NOSIGNAL);
 	}
@@ -296,7 +285,7 @@ static void test_garbage_and_load(void)
 		memcpy(reqs + i * 8, "metrics\n", 8);
 	int lazy[8];
 	for (int i = 0; i < 8; i++) {
-		lazy[i] = dial(path);
+		lazy[i] = unix_dial(path);
 		fcntl(lazy[i], F_SETFL, O_NONBLOCK);
 		CHECK(send(lazy[i], reqs, sizeof(reqs), MSG_NOSIGNAL) > 0);
 	}

@@ -23,6 +23,7 @@
 #include "memcg/control.h"
 #include "memcg/debug.h"
 #include "test.h"
+#include "unix_client.h"
 #include "fork_seen.h"
 #include "held.h"
 #include "iface/server.h"
@@ -143,31 +144,6 @@ static void test_thread_named(void)
 	CHECK_EQ(named, 1);
 }
 
-static int dial(const char *p)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", p);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static bool send_all(int fd, const void *b, size_t n)
-{
-	const char *p = b;
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w <= 0)
-			return false;
-		p += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
 /* Everything @fd sends until its end (or 5 s of silence) into @b; its length. */
 static size_t read_to_end(int fd, char *b, size_t len)
 {
@@ -205,11 +181,11 @@ static void test_overlong_then_end(void)
 	char path[128];
 	snprintf(path, sizeof(path), "%s/sock-long", dir);
 	REQUIRE(mcg_control_start(path) == 0);
-	int fd = dial(path);
+	int fd = unix_dial(path);
 	REQUIRE(fd >= 0);
 	static char big[6000]; /* past the 4096-byte line buffer, no newline */
 	memset(big, 'x', sizeof(big));
-	CHECK(send_all(fd, big, sizeof(big)));
+	CHECK(unix_send_all(fd, big, sizeof(big)));
 	shutdown(fd, SHUT_WR);
 	static char got[4096];
 	read_to_end(fd, got, sizeof(got));
@@ -238,10 +214,10 @@ static void test_low_descriptor_limit(void)
 		if (setrlimit(RLIMIT_NOFILE, &rl))
 			exit(101);
 		bad |= (mcg_control_start(path) != 0) << 0;
-		int fd = dial(path);
+		int fd = unix_dial(path);
 		bad |= (fd < 0 || fd >= 64) << 1;
 		static char got[256];
-		bad |= (fd < 0 || !send_all(fd, "read / memory.max", 17)) << 2;
+		bad |= (fd < 0 || !unix_send_all(fd, "read / memory.max", 17)) << 2;
 		if (fd >= 0)
 			shutdown(fd, SHUT_WR);
 		bad |= (fd < 0 || read_to_end(fd, got, sizeof(got)) != 9 ||
@@ -266,10 +242,10 @@ static void test_fork_with_client(void)
 	char path[128];
 	snprintf(path, sizeof(path), "%s/sock-fork", dir);
 	REQUIRE(mcg_control_start(path) == 0);
-	int fd = dial(path);
+	int fd = unix_dial(path);
 	REQUIRE(fd >= 0);
 	static char got[256];
-	CHECK(send_all(fd, "read / memory.max\n", 18));
+	CHECK(unix_send_all(fd, "read / memory.max\n", 18));
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 	CHECK(poll(&p, 1, 5000) == 1 && recv(fd, got, sizeof(got) - 1, 0) == 9);
 	fflush(NULL);
@@ -284,7 +260,7 @@ static void test_fork_with_client(void)
 	int st;
 	REQUIRE(waitpid(pid, &st, 0) == pid);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	CHECK(send_all(fd, "read / memory.max", 17));
+	CHECK(unix_send_all(fd, "read / memory.max", 17));
 	shutdown(fd, SHUT_WR);
 	CHECK_EQ(read_to_end(fd, got, sizeof(got)), 9);
 	CHECK(!strcmp(got, "ok 4\nmax\n"));
@@ -363,10 +339,10 @@ static void test_child_without_handlers(void)
 	char buf[256];
 	CHECK_EQ(mcg_control_path(buf, sizeof(buf)), 0);
 	CHECK(!strcmp(buf, path));
-	int fd = dial(path);
+	int fd = unix_dial(path);
 	REQUIRE(fd >= 0);
 	static char got[256];
-	CHECK(send_all(fd, "read / memory.max", 17));
+	CHECK(unix_send_all(fd, "read / memory.max", 17));
 	shutdown(fd, SHUT_WR);
 	CHECK_EQ(read_to_end(fd, got, sizeof(got)), 9);
 	close(fd);

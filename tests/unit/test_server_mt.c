@@ -45,33 +45,9 @@
 #include "fork_seen.h"
 #include "held.h"
 #include "test.h"
+#include "unix_client.h"
 
 static char dir[64], path[128];
-
-static int dial(const char *p)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", p);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static bool send_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w <= 0)
-			return false;
-		p += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
 
 /* Read one reply (head and body) within @ms into @buf; its length, 0 at EOF, -1 on timeout. */
 static long reply(int fd, char *buf, size_t len, int ms)
@@ -102,7 +78,7 @@ static char buf[1 << 20];
 
 static bool ask(int fd, const char *req, const char *prefix)
 {
-	if (!send_all(fd, req, strlen(req)))
+	if (!unix_send_all(fd, req, strlen(req)))
 		return false;
 	long n = reply(fd, buf, sizeof(buf), 5000);
 	return n > 0 && !strncmp(buf, prefix, strlen(prefix));
@@ -126,9 +102,9 @@ static void test_large_reply(void)
 	/* The tests' idle timeout (500 ms) is not what this one is about: a
 	 * loaded or instrumented (TSan) run may take that long between reads. */
 	REQUIRE(!mcg_option_set("control_timeout_ms", 60000));
-	int fd = dial(path); /* test_start_stop left it serving */
+	int fd = unix_dial(path); /* test_start_stop left it serving */
 	REQUIRE(fd >= 0);
-	CHECK(send_all(fd, "groups\n", 7));
+	CHECK(unix_send_all(fd, "groups\n", 7));
 	usleep(100000); /* the server fills the socket and waits for room */
 	long n = reply(fd, buf, sizeof(buf), 5000);
 	CHECK(n > 65536);
@@ -180,9 +156,9 @@ static void test_reply_in_pieces(void)
 	}
 	REQUIRE(!mcg_option_set("control_timeout_ms", 60000));
 	int base = held_fds();
-	int fd = dial(path);
+	int fd = unix_dial(path);
 	REQUIRE(fd >= 0);
-	CHECK(send_all(fd, "groups\n", 7));
+	CHECK(unix_send_all(fd, "groups\n", 7));
 	usleep(100000); /* the server fills the socket and waits for room */
 	long n = reply(fd, buf, sizeof(buf), 5000);
 	CHECK(n > 64 * DEPTH * (DEPTH + 1) / 2);
@@ -191,21 +167,21 @@ static void test_reply_in_pieces(void)
 	close(fd);
 	CHECK(fds_settle(base));
 	/* Gone before reading its large reply. */
-	fd = dial(path);
+	fd = unix_dial(path);
 	REQUIRE(fd >= 0);
-	CHECK(send_all(fd, "groups\n", 7));
+	CHECK(unix_send_all(fd, "groups\n", 7));
 	usleep(50000);
 	close(fd);
 	CHECK(fds_settle(base));
 	/* Gone with a short reply unread in its socket. */
-	fd = dial(path);
+	fd = unix_dial(path);
 	REQUIRE(fd >= 0);
-	CHECK(send_all(fd, "read / memory.max\n", 18));
+	CHECK(unix_send_all(fd, "read / memory.max\n", 18));
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 	CHECK_EQ(poll(&p, 1, 5000), 1);
 	close(fd);
 	CHECK(fds_settle(base));
-	fd = dial(path);
+	fd = unix_dial(path);
 	CHECK(ask(fd, "read / memory.max\n", "ok 4\nmax\n"));
 	close(fd);
 	CHECK(fds_settle(base));
@@ -226,12 +202,12 @@ static void test_start_stop(void)
 	CHECK(lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 07777) == 0600);
 	CHECK_EQ(mcg_control_start(path), -EALREADY);
 	CHECK_EQ(mcg_control_start(NULL), -EALREADY);
-	int fd = dial(path);
+	int fd = unix_dial(path);
 	CHECK(ask(fd, "read / memory.max\n", "ok 4\nmax\n"));
 	close(fd);
 	mcg_control_stop();
 	CHECK(lstat(path, &st) != 0 && errno == ENOENT);
-	CHECK_EQ(dial(path), -1);
+	CHECK_EQ(unix_dial(path), -1);
 	CHECK_EQ(mcg_control_path(p, sizeof(p)), -ENOENT);
 	mcg_control_stop(); /* again: nothing */
 
@@ -242,7 +218,7 @@ static void test_start_stop(void)
 	CHECK_EQ(bind(stale, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	close(stale);
 	CHECK_EQ(mcg_control_start(path), 0);
-	fd = dial(path);
+	fd = unix_dial(path);
 	CHECK(ask(fd, "info\n", "ok "));
 	close(fd);
 	mcg_control_stop();
@@ -262,10 +238,10 @@ static void test_start_stop(void)
 
 static void test_framing(void)
 {
-	int fd = dial(path);
+	int fd = unix_dial(path);
 	REQUIRE(fd >= 0);
 	/* Pipelined. */
-	CHECK(send_all(fd, "read / memory.max\nread / memory.high\nhelp\n", 42));
+	CHECK(unix_send_all(fd, "read / memory.max\nread / memory.high\nhelp\n", 42));
 	CHECK(reply(fd, buf, sizeof(buf), 5000) > 0 && !strcmp(buf, "ok 4\nmax\n"));
 	CHECK(reply(fd, buf, sizeof(buf), 5000) > 0 && !strcmp(buf, "ok 4\nmax\n"));
 	CHECK(reply(fd, buf, sizeof(buf), 5000) > 0 && !strncmp(buf, "ok ", 3));
@@ -281,7 +257,7 @@ static void test_framing(void)
 	}
 	junk[sizeof(junk) - 1] = '\n';
 	lines++;
-	CHECK(send_all(fd, junk, sizeof(junk)));
+	CHECK(unix_send_all(fd, junk, sizeof(junk)));
 	int errors = 0, oks = 0;
 	for (int i = 0; i < lines; i++) {
 		long n = reply(fd, buf, sizeof(buf), 5000);
@@ -296,16 +272,16 @@ static void test_framing(void)
 	/* Overlong: one E2BIG, then the connection serves on. */
 	static char big[10000];
 	memset(big, 'x', sizeof(big));
-	CHECK(send_all(fd, big, sizeof(big)));
-	CHECK(send_all(fd, "\nread / memory.max\n", 19));
+	CHECK(unix_send_all(fd, big, sizeof(big)));
+	CHECK(unix_send_all(fd, "\nread / memory.max\n", 19));
 	CHECK(reply(fd, buf, sizeof(buf), 5000) > 0 &&
 	      !strcmp(buf,
 	              "error E2BIG Argument list too long: a request is at most 4095 bytes\n"));
 	CHECK(reply(fd, buf, sizeof(buf), 5000) > 0 && !strcmp(buf, "ok 4\nmax\n"));
 	close(fd);
 	/* A last line without its newline, then the end of the stream. */
-	fd = dial(path);
-	CHECK(send_all(fd, "read / memory.max", 17));
+	fd = unix_dial(path);
+	CHECK(unix_send_all(fd, "read / memory.max", 17));
 	shutdown(fd, SHUT_WR);
 	CHECK(reply(fd, buf, sizeof(buf), 5000) > 0 && !strcmp(buf, "ok 4\nmax\n"));
 	CHECK_EQ(reply(fd, buf, sizeof(buf), 5000), 0); /* then closed */
@@ -314,9 +290,9 @@ static void test_framing(void)
 
 static void test_half_line_times_out(void)
 {
-	int half = dial(path), other = dial(path);
+	int half = unix_dial(path), other = unix_dial(path);
 	REQUIRE(half >= 0 && other >= 0);
-	CHECK(send_all(half, "read / mem", 10));
+	CHECK(unix_send_all(half, "read / mem", 10));
 	uint64_t t0 = (uint64_t)time(NULL);
 	CHECK(ask(other, "read / memory.max\n", "ok 4\nmax\n")); /* served meanwhile */
 	CHECK_EQ(reply(half, buf, sizeof(buf), 5000), 0);        /* closed at the timeout */
@@ -324,7 +300,7 @@ static void test_half_line_times_out(void)
 	CHECK_EQ(reply(other, buf, sizeof(buf), 5000), 0); /* idle as long: closed too */
 	close(half);
 	close(other);
-	other = dial(path);
+	other = unix_dial(path);
 	CHECK(ask(other, "read / memory.max\n", "ok 4\nmax\n"));
 	close(other);
 }
@@ -333,10 +309,10 @@ static void test_hundred_clients(void)
 {
 	int fds[100], ok = 0, busy = 0;
 	for (int i = 0; i < 100; i++) {
-		fds[i] = dial(path);
+		fds[i] = unix_dial(path);
 		CHECK(fds[i] >= 0);
 		if (fds[i] >= 0)
-			send_all(fds[i], "read / memory.max\n", 18);
+			unix_send_all(fds[i], "read / memory.max\n", 18);
 	}
 	for (int i = 0; i < 100; i++) {
 		if (fds[i] < 0 || reply(fds[i], buf, sizeof(buf), 5000) <= 0)
@@ -352,14 +328,14 @@ static void test_hundred_clients(void)
 	for (int i = 0; i < 100; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	int fd = dial(path);
+	int fd = unix_dial(path);
 	bool served = false;
 	for (int tries = 0; tries < 50 && !served; tries++) { /* the slots free as it sees closes */
 		served = ask(fd, "read / memory.max\n", "ok 4\nmax\n");
 		if (!served) {
 			close(fd);
 			usleep(20000);
-			fd = dial(path);
+			fd = unix_dial(path);
 		}
 	}
 	CHECK(served);
@@ -373,7 +349,7 @@ static void test_clients_that_never_read(void)
 	for (int i = 0; i < 200; i++)
 		memcpy(reqs + i * 8, "metrics\n", 8);
 	for (int i = 0; i < 10; i++) {
-		lazy[i] = dial(path);
+		lazy[i] = unix_dial(path);
 		CHECK(lazy[i] >= 0);
 		fcntl(lazy[i], F_SETFL, O_NONBLOCK);
 		ssize_t n = send(lazy[i], reqs, sizeof(reqs), MSG_NOSIGNAL);
@@ -397,7 +373,7 @@ static void test_clients_that_never_read(void)
 		mcg_group_put(g);
 	}
 	CHECK((uint64_t)time(NULL) - t0 <= 5 * test_slowdown());
-	int fd = dial(path);
+	int fd = unix_dial(path);
 	CHECK(ask(fd, "read / memory.max\n", "ok 4\nmax\n")); /* and the socket serves */
 	close(fd);
 	for (int i = 0; i < 10; i++)
@@ -428,7 +404,7 @@ static void test_other_uid_refused(void)
 	if (pid == 0) {
 		if (setgid(65534) || setuid(65534))
 			_exit(2);
-		int fd = dial(path);
+		int fd = unix_dial(path);
 		if (fd < 0)
 			_exit(3);
 		long n = reply(fd, buf, sizeof(buf), 5000);
@@ -448,12 +424,12 @@ static volatile int asking;
 
 static void *asker(void *arg)
 {
-	int fd = dial(path);
+	int fd = unix_dial(path);
 	char b[4096];
 	while (__atomic_load_n(&asking, __ATOMIC_ACQUIRE)) {
-		if (!send_all(fd, "groups\n", 7) || reply(fd, b, sizeof(b), 5000) <= 0) {
+		if (!unix_send_all(fd, "groups\n", 7) || reply(fd, b, sizeof(b), 5000) <= 0) {
 			close(fd);
-			fd = dial(path);
+			fd = unix_dial(path);
 		}
 	}
 	close(fd);
@@ -470,7 +446,7 @@ static void test_fork(void)
 		char p[128];
 		int bad = 0;
 		bad |= mcg_control_path(p, sizeof(p)) != -ENOENT;
-		int fd = dial(path); /* the parent's socket: still the parent's */
+		int fd = unix_dial(path); /* the parent's socket: still the parent's */
 		char want[32];
 		snprintf(want, sizeof(want), "ok ");
 		bad |= (!ask(fd, "info\n", want)) << 1;
@@ -481,7 +457,7 @@ static void test_fork(void)
 			char mine[128];
 			snprintf(mine, sizeof(mine), "%s/child.sock", dir);
 			bad |= (mcg_control_start(mine) != 0) << 3;
-			fd = dial(mine);
+			fd = unix_dial(mine);
 			snprintf(want, sizeof(want), "pid %ld\n", (long)getpid());
 			bad |= (!ask(fd, "info\n", "ok ") || !strstr(buf, want)) << 4;
 			close(fd);
@@ -496,7 +472,7 @@ static void test_fork(void)
 	CHECK_EQ(WEXITSTATUS(st), 0);
 	struct stat sb;
 	CHECK(lstat(path, &sb) == 0); /* the child left the parent's socket alone */
-	int fd = dial(path);
+	int fd = unix_dial(path);
 	char want[32];
 	snprintf(want, sizeof(want), "ok ");
 	CHECK(ask(fd, "info\n", want));
@@ -534,7 +510,7 @@ static void test_program_closes_all_fds(void)
 		char mine[128];
 		snprintf(mine, sizeof(mine), "%s/closer.sock", dir);
 		int bad = mcg_control_start(mine) != 0;
-		int fd = dial(mine);
+		int fd = unix_dial(mine);
 		bad |= (!ask(fd, "info\n", "ok ")) << 1;
 		for (int i = 3; i < 4096; i++) /* what a daemon does at start */
 			close(i);
@@ -552,7 +528,7 @@ static void test_program_closes_all_fds(void)
 		mcg_control_stop();
 		bad |= (fcntl(keep, F_GETFD) < 0) << 2; /* not closed by the server */
 		bad |= (mcg_control_start(mine) != 0) << 3;
-		fd = dial(mine);
+		fd = unix_dial(mine);
 		bad |= (!ask(fd, "read / memory.max\n", "ok 4\nmax\n")) << 4;
 		close(fd);
 		mcg_control_stop();
