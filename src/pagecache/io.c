@@ -176,6 +176,10 @@ ssize_t mcg_io_preadv(int fd, const struct iovec *iov, int cnt, off_t off, unsig
 		if (r == 0)
 			break; /* end of file */
 		done += (size_t)r;
+		/* O_DIRECT: a read ending off the alignment ended at the end of
+		 * the file, and a read on from there would fail (EINVAL). */
+		if (done & (align - 1))
+			break;
 	}
 	return (ssize_t)done;
 }

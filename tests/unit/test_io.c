@@ -11,6 +11,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -228,6 +230,54 @@ static void test_direct(void)
 	mcg_io_close(fd);
 }
 
+/* Grows the file at @arg's path to two pages 3 s from now. */
+static void *grow_later(void *arg)
+{
+	usleep(3000000);
+	int fd = open((const char *)arg, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		CHECK_EQ(ftruncate(fd, 2 * 4096), 0);
+		close(fd);
+	}
+	return NULL;
+}
+
+/*
+ * An O_DIRECT read that ends off the alignment ended at the end of the
+ * file: the read returns what it got, and does not read on at that
+ * unaligned offset into an unaligned buffer - which fails (EINVAL) once
+ * the file has grown meanwhile (writeback extending it).  The emulated
+ * device makes each read wait its bytes' time: 2 s for the first page,
+ * about 2 s before a second read, during which the file grows.
+ */
+static void test_direct_short_file(void)
+{
+	int fd = open_new("direct-short");
+	REQUIRE(fd >= 0);
+	char src[51];
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (char)('a' + i % 26);
+	REQUIRE(write(fd, src, sizeof(src)) == (ssize_t)sizeof(src));
+	int a = mcg_io_direct_align(path_of("direct-short"), fd);
+	if (a <= 1 || mcg_io_set_direct(fd)) {
+		mcg_io_close(fd);
+		SKIP("no O_DIRECT in the test directory");
+	}
+	char *buf = aligned_alloc(4096, 4096);
+	REQUIRE(buf);
+	memset(buf, 0x7f, 4096);
+	struct iovec one = {buf, 4096};
+	REQUIRE(!mcg_fault_io_rate(MCG_FAULT_IO_READ, 2048));
+	pthread_t t;
+	REQUIRE(!pthread_create(&t, NULL, grow_later, (void *)path_of("direct-short")));
+	CHECK_EQ(mcg_io_preadv(fd, &one, 1, 0, (unsigned)a), (ssize_t)sizeof(src));
+	pthread_join(t, NULL);
+	REQUIRE(!mcg_fault_io_rate(0, 0));
+	CHECK(!memcmp(buf, src, sizeof(src)));
+	free(buf);
+	mcg_io_close(fd);
+}
+
 /*
  * Where the kernel does not report STATX_DIOALIGN (tmpfs), the alignment
  * comes from a probe: an O_DIRECT open and an aligned read of a page.
@@ -353,6 +403,7 @@ int main(void)
 	RUN(test_pwritev_preadv);
 	RUN(test_many_segments);
 	RUN(test_direct);
+	RUN(test_direct_short_file);
 	RUN(test_direct_probe);
 	RUN(test_direct_probe_closes);
 	RUN(test_fault_arguments);
