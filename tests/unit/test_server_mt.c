@@ -84,6 +84,18 @@ static bool ask(int fd, const char *req, const char *prefix)
 	return n > 0 && !strncmp(buf, prefix, strlen(prefix));
 }
 
+/* Wait up to 2 s for the process to hold @n descriptors (the server
+ * closes a connection on its own thread). */
+static bool fds_settle(int n)
+{
+	for (int i = 0; i < 200; i++) {
+		if (held_fds() == n)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 /*
  * A reply larger than the socket takes at once, to a client that reads it
  * late: the server sends it in pieces as the client drains it, frees the
@@ -102,6 +114,7 @@ static void test_large_reply(void)
 	/* The tests' idle timeout (500 ms) is not what this one is about: a
 	 * loaded or instrumented (TSan) run may take that long between reads. */
 	REQUIRE(!mcg_option_set("control_timeout_ms", 60000));
+	int base = held_fds();
 	int fd = unix_dial(path); /* test_start_stop left it serving */
 	REQUIRE(fd >= 0);
 	CHECK(unix_send_all(fd, "groups\n", 7));
@@ -114,23 +127,14 @@ static void test_large_reply(void)
 	CHECK_EQ(lines, N);
 	CHECK(ask(fd, "read / memory.max\n", "ok 4\nmax\n")); /* and the next one */
 	close(fd);
+	/* The server closes its end on its own thread: wait, so that the
+	 * next test counts descriptors from a server with no connection. */
+	CHECK(fds_settle(base));
 	REQUIRE(!mcg_option_set("control_timeout_ms", 500));
 	for (int i = 0; i < N; i++) {
 		mcg_group_remove(g[i]);
 		mcg_group_put(g[i]);
 	}
-}
-
-/* Wait up to 2 s for the process to hold @n descriptors (the server
- * closes a connection on its own thread). */
-static bool fds_settle(int n)
-{
-	for (int i = 0; i < 200; i++) {
-		if (held_fds() == n)
-			return true;
-		usleep(10000);
-	}
-	return false;
 }
 
 /*
