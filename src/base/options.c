@@ -84,6 +84,10 @@ static struct mcg_option options[MCG_OPT_COUNT] = {
                                         "each aligned chunk of this many bytes written as soon "
                                         "as it is complete, while its domains are under their "
                                         "background thresholds (0: off)"},
+        [MCG_OPT_KMALLOC_FIT] = {"kmalloc_fit", "MCG_KMALLOC_FIT", 1, 1, 0, 1, "bool",
+                                 "malloc makes a cache of exactly a request size that dominates "
+                                 "its size class when the class's slot wastes more than 1/16 "
+                                 "of it (at most 16; 0: no new ones, those made stay)"},
 };
 
 static bool options_use_env = true;

@@ -34,6 +34,7 @@ enum mcg_option_id {
 	MCG_OPT_FILE_DIRECT_IO,         /* O_DIRECT for backing files where it works */
 	MCG_OPT_WRITEBACK_IO_DEPTH,     /* backing writes in flight per writeback */
 	MCG_OPT_DIRTY_WRITE_BEHIND,     /* sequential writers' chunks written at once (0: off) */
+	MCG_OPT_KMALLOC_FIT,            /* kmalloc makes caches fitted to hot request sizes */
 	MCG_OPT_COUNT
 };
 

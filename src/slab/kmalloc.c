@@ -4,12 +4,31 @@
  *
  * Size classes: 16..128 in steps of 16, then four per power of two
  * (160, 192, 224, 256, 320, ...) up to 256 KiB: at most 25 % slack.  Sizes
- * up to 4 KiB find their cache with one table load; larger ones with a
- * count-leading-zeros.  Blocks above 256 KiB are LARGE chunks
- * (page/large.h): the same classes on up to 64 MiB, each block its own
- * mapping, retained for reuse when freed, so a reused block is not zero
- * (calloc clears it); realloc resizes one with mremap.  A large block's
- * pages are charged while it is handed out, never while retained.
+ * up to 8 KiB find their cache with one table load; larger ones with a
+ * count-leading-zeros.
+ *
+ * Fitted caches: a request size (a 16-byte granule of the table) that
+ * dominates its class - at least half the class's refills, in a class
+ * whose slot wastes more than 1/16 of it and that holds 256 KiB of slabs -
+ * gets a cache of exactly its size, and its table entry is pointed at it
+ * (a release store; the fast path loads it with acquire).  The evidence is
+ * sampled on the refill paths only: one sample per refill of a class
+ * cache, counted per class and per granule, halved as a class passes 4096.
+ * At most KMALLOC_FIT_MAX are made, never destroyed (aging, shrinking and
+ * slabinfo treat them as any cache); frees need nothing (an object's slab
+ * names its cache).  One maker at a time (fit_busy, taken with an
+ * exchange and never waited for); the cache itself is made as any
+ * (mcg_cache_create_internal(): the cache list lock, memory mapped, no
+ * malloc), under the cache list lock as kmalloc_init() on a first call:
+ * the malloc family's callers hold no lock ranked above it (the library
+ * allocates before it takes its locks, or under ranks below it; debug
+ * builds check).
+ *
+ * Blocks above 256 KiB are LARGE chunks (page/large.h): the same classes on
+ * up to 64 MiB, each block its own mapping, retained for reuse when freed,
+ * so a reused block is not zero (calloc clears it); realloc resizes one
+ * with mremap.  A large block's pages are charged while it is handed out,
+ * never while retained.
  *
  * Fast paths first: mcg_malloc and mcg_free are a table load plus the cache
  * fast path (cache_fast.h).
@@ -19,6 +38,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/options.h"
 #include "memcg/kmalloc.h"
 #include "os/os.h" /* MCG_MAX_CPUS */
 #include "page/large.h"
@@ -47,7 +67,10 @@ static inline size_t class_size(unsigned cls)
 	return (1ul << b) + (size_t)(k + 1) * (1ul << (b - 2));
 }
 
+struct mcg_cache *mcg_kmalloc_fitted_[KMALLOC_FIT_MAX];
+
 static int kmalloc_init(void);
+static void fit_sample(size_t size, struct mcg_cache *c);
 
 /* ------------------------------------------------------------ fast paths */
 
@@ -55,11 +78,27 @@ mcg_public mcg_entry_aligned void *mcg_malloc(size_t size) { return mcg_kmalloc_
 
 mcg_public mcg_entry_aligned void mcg_free(void *p) { mcg_kfree_fast(p); }
 
+/* mcg_cache_alloc_cpulock() (locked mode: every allocation comes here)
+ * with the size, so that a refill is sampled as in rseq mode. */
+static mcg_noinline void *kmalloc_cpulock(size_t size, struct mcg_cache *c)
+{
+	uintptr_t slot = (uintptr_t)mcg_cpulock_stack_pop(c->pcpu);
+	if (slot & MCG_SLOT_CHARGED)
+		return mcg_cache_alloc_uncharge(c, slot);
+	if (slot)
+		return (void *)slot;
+	fit_sample(size, c);
+	return mcg_cache_refill(c);
+}
+
 mcg_noinline void *mcg_kmalloc_small_slow(size_t size, struct mcg_cache *c)
 {
 	if (c == &mcg_kmalloc_stub_)
 		return mcg_kmalloc_slow(size);
-	return mcg_cache_alloc_slow(c);
+	if (!mcg_percpu_use_rseq())
+		return kmalloc_cpulock(size, c);
+	fit_sample(size, c); /* the pop found the array empty: a refill */
+	return mcg_cache_refill(c);
 }
 
 mcg_noinline void mcg_kfree_slow(void *p)
@@ -107,6 +146,8 @@ static mcg_noinline void *kmalloc_objcg_small_slow(size_t size, struct mcg_objcg
 {
 	if (c == &mcg_kmalloc_stub_) /* its arrays are always empty: slot is 0 */
 		return kmalloc_objcg_first(size, x);
+	if (!slot && mcg_percpu_use_rseq()) /* nothing popped: a refill (locked mode: */
+		fit_sample(size, c);        /* every call, sampled as plain ones only) */
 	return mcg_cache_alloc_objcg_slow(c, x, slot);
 }
 
@@ -185,14 +226,109 @@ static int kmalloc_init(void)
 	if (!err) /* the objcg vectors' caches live as long as kmalloc's */
 		err = mcg_slab_vectors_init();
 	if (!err) {
-		for (size_t i = 0; i < MCG_ARRAY_SIZE(mcg_kmalloc_small_); i++)
-			__atomic_store_n(&mcg_kmalloc_small_[i],
-			                 mcg_kmalloc_caches_[mcg_kmalloc_class(i * 16)],
-			                 __ATOMIC_RELEASE);
+		/* Only the entries still on the stub: a later call (threads that
+		 * met the stub at once all come here) must not take a granule
+		 * back from its fitted cache. */
+		for (size_t i = 0; i < MCG_ARRAY_SIZE(mcg_kmalloc_small_); i++) {
+			struct mcg_cache *stub = &mcg_kmalloc_stub_;
+			__atomic_compare_exchange_n(&mcg_kmalloc_small_[i], &stub,
+			                            mcg_kmalloc_caches_[mcg_kmalloc_class(i * 16)],
+			                            false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+		}
 	}
 	pthread_mutex_unlock(&kmalloc_init_lock);
 	return err;
 }
+
+/* ------------------------------------------------------------ fitted caches */
+
+#define FIT_GRANULES (KMALLOC_SMALL_MAX / 16 + 1)
+#define FIT_CHECK_EVERY 4           /* a granule's samples between two looks */
+#define FIT_DECAY 4096              /* a class's samples at which its counts halve */
+#define FIT_MIN_BYTES (256ul << 10) /* a class's slabs in use before it is worth a cache */
+
+/* Samples (refills) per class and per granule, relaxed: a heuristic's. */
+static uint32_t fit_class_samples[KMALLOC_CLASSES];
+static uint32_t fit_granule_samples[FIT_GRANULES];
+static unsigned fit_count; /* entries of mcg_kmalloc_fitted_ in use (fit_busy) */
+/* Held by the one thread making a fitted cache (a child forked meanwhile
+ * keeps it held and makes none: its classes serve it as before). */
+static int fit_busy;
+
+/* Bytes in the slabs of @c that hold objects (node locks, one at a time). */
+static size_t cache_slab_bytes(struct mcg_cache *c)
+{
+	size_t slabs = 0;
+	for (unsigned n = 0; n < c->nr_nodes; n++) {
+		mcg_lock(&c->nodes[n].lock);
+		slabs += c->nodes[n].nr_partial + c->nodes[n].nr_full;
+		mcg_unlock(&c->nodes[n].lock);
+	}
+	return slabs * c->slab_units * MCG_UNIT_SIZE;
+}
+
+/* Make the fitted cache of granule @g (whose class's cache is @c) when
+ * it is still wanted; fit_busy held. */
+static void fit_make(size_t g, struct mcg_cache *c)
+{
+	unsigned nfit = __atomic_load_n(&fit_count, __ATOMIC_RELAXED);
+	if (nfit >= KMALLOC_FIT_MAX ||
+	    __atomic_load_n(&mcg_kmalloc_small_[g], __ATOMIC_RELAXED) != c)
+		return;
+	if (cache_slab_bytes(c) < FIT_MIN_BYTES)
+		return;
+	char name[MCG_CACHE_NAME_MAX];
+	snprintf(name, sizeof(name), "kmalloc-%zu", g * 16);
+	struct mcg_cache *f = mcg_cache_create_internal(name, g * 16, 0, 0, NULL);
+	if (!f) /* no memory now: a later sample tries again */
+		return;
+	__atomic_store_n(&mcg_kmalloc_fitted_[nfit], f, __ATOMIC_RELEASE);
+	__atomic_store_n(&fit_count, nfit + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&mcg_kmalloc_small_[g], f, __ATOMIC_RELEASE);
+}
+
+/* Halve class @cls's counts (by the one sampler that reached FIT_DECAY), so
+ * that the sizes of the last few thousand refills decide, not a start's. */
+static mcg_noinline void fit_decay(unsigned cls)
+{
+	size_t lo = class_size(cls - 1) / 16 + 1, hi = class_size(cls) / 16;
+	for (size_t g = lo; g <= hi && g < FIT_GRANULES; g++) {
+		uint32_t v = __atomic_load_n(&fit_granule_samples[g], __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&fit_granule_samples[g], v / 2, __ATOMIC_RELAXED);
+	}
+	__atomic_fetch_sub(&fit_class_samples[cls], FIT_DECAY / 2, __ATOMIC_RELAXED);
+}
+
+/* A refill of class cache @c for @size: count it; every FIT_CHECK_EVERY
+ * samples of a granule, see whether it has earned a cache of its own - at
+ * least half its class's samples, a slot that wastes more than 1/16 of the
+ * class's, and FIT_MIN_BYTES of the class's slabs in use. */
+static mcg_noinline void fit_sample(size_t size, struct mcg_cache *c)
+{
+	if (__atomic_load_n(&fit_count, __ATOMIC_RELAXED) >= KMALLOC_FIT_MAX ||
+	    !mcg_option(MCG_OPT_KMALLOC_FIT))
+		return;
+	unsigned cls = mcg_kmalloc_class(size);
+	size_t g = (size + 15) >> 4, cs = class_size(cls);
+	/* Classes up to 128 B are granules; a fitted cache's refills are not
+	 * samples, nor a debug cache's calls (it has no CPU arrays: every call
+	 * is a "refill"). */
+	if (cls < 8 || c != __atomic_load_n(&mcg_kmalloc_caches_[cls], __ATOMIC_RELAXED) ||
+	    c->debug)
+		return;
+	uint32_t n = __atomic_add_fetch(&fit_class_samples[cls], 1, __ATOMIC_RELAXED);
+	uint32_t k = __atomic_add_fetch(&fit_granule_samples[g], 1, __ATOMIC_RELAXED);
+	if (n == FIT_DECAY)
+		fit_decay(cls);
+	if (k % FIT_CHECK_EVERY || 2 * k < n || cs - g * 16 <= cs / 16)
+		return;
+	if (__atomic_exchange_n(&fit_busy, 1, __ATOMIC_ACQUIRE))
+		return; /* another thread is making one: this sample's look is skipped */
+	fit_make(g, c);
+	__atomic_store_n(&fit_busy, 0, __ATOMIC_RELEASE);
+}
+
+unsigned mcg_kmalloc_fit_count(void) { return __atomic_load_n(&fit_count, __ATOMIC_ACQUIRE); }
 
 /* A large block (retained or new), charged to @x (NULL: not accounted). */
 static void *large_alloc(size_t size, size_t align, struct mcg_objcg *x)

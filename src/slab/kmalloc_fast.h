@@ -5,8 +5,9 @@
  * so that a program's malloc reaches the per-CPU pop with no call or jump of
  * memcg's own.
  *
- * mcg_kmalloc_fast(n): one table load for n <= 4 KiB (the class by
- * (n + 15) / 16), a count-leading-zeros above; then the cache's pop.  Until
+ * mcg_kmalloc_fast(n): one table load for n <= 8 KiB (the cache by
+ * (n + 15) / 16: its class's, or a fitted cache of exactly that granule -
+ * slab/kmalloc.c), a count-leading-zeros above; then the cache's pop.  Until
  * the classes exist every table entry names a stub cache whose arrays are
  * always empty, so there is no test for "not initialised": the pop fails
  * and the slow path, which has the size, finds the stub.  The mode is
@@ -26,12 +27,16 @@
 #include "slab/cache_fast.h"
 
 #define KMALLOC_CLASSES 52
-#define KMALLOC_SMALL_MAX 4096
+#define KMALLOC_SMALL_MAX 8192
+#define KMALLOC_FIT_MAX 16 /* fitted caches at most (slab/kmalloc.c) */
 
 /** The caches by class (NULL before initialisation), and by (size + 15) / 16
- *  up to KMALLOC_SMALL_MAX (the stub before initialisation). */
+ *  up to KMALLOC_SMALL_MAX (the stub before initialisation; a fitted cache
+ *  where one was made); the fitted caches in the order made (NULL past
+ *  them; each entry written once, with a release store, never cleared). */
 extern mcg_hidden struct mcg_cache *mcg_kmalloc_caches_[KMALLOC_CLASSES];
 extern mcg_hidden struct mcg_cache *mcg_kmalloc_small_[KMALLOC_SMALL_MAX / 16 + 1];
+extern mcg_hidden struct mcg_cache *mcg_kmalloc_fitted_[KMALLOC_FIT_MAX];
 extern mcg_hidden struct mcg_cache mcg_kmalloc_stub_;
 
 /* What mcg_kmalloc_large_cache() returns for sizes no cache serves (mapped directly). */
@@ -68,6 +73,9 @@ static inline struct mcg_cache *mcg_kmalloc_large_cache(size_t size)
 void *mcg_kmalloc_small_slow(size_t size, struct mcg_cache *c);
 void *mcg_kmalloc_slow(size_t size);
 void mcg_kfree_slow(void *p);
+
+/** The fitted caches made so far (mcg_kmalloc_fitted_'s entries in use). */
+unsigned mcg_kmalloc_fit_count(void);
 
 /** mcg_malloc()'s body. */
 static mcg_always_inline void *mcg_kmalloc_fast(size_t size)

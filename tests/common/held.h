@@ -14,13 +14,18 @@
 #include "memcg/slab.h"
 #include "slab/kmalloc_fast.h"
 
-/* Objects handed out by every kmalloc cache (exact at rest). */
+/* Objects handed out by every kmalloc cache, fitted ones included (exact at rest). */
 static inline size_t held_kmalloc_objects(void)
 {
 	size_t n = 0;
 	for (unsigned i = 0; i < KMALLOC_CLASSES; i++) {
 		mcg_cache_stats_t st;
 		if (mcg_kmalloc_caches_[i] && !mcg_cache_stats(mcg_kmalloc_caches_[i], &st))
+			n += st.active_objs;
+	}
+	for (unsigned i = 0; i < mcg_kmalloc_fit_count(); i++) {
+		mcg_cache_stats_t st;
+		if (!mcg_cache_stats(mcg_kmalloc_fitted_[i], &st))
 			n += st.active_objs;
 	}
 	return n;
