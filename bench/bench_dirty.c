@@ -224,7 +224,8 @@ static void case_overhead(void)
 	               "variant, in slices of %ld taking turns, %d rounds",
 	               ops, ws / MIB, slice, rounds);
 	static double wall[NR_O][MAX_ROUNDS], cpu[NR_O][MAX_ROUNDS];
-	unsigned seed[NR_O];
+	unsigned seed[NR_O], order_seed = 777;
+	int last = -1;
 	/* Round -1 warms up: every page active and every path hot.  In a round
 	 * the variants take turns slice by slice, so that the machine's drifts
 	 * fall on all of them alike. */
@@ -237,11 +238,22 @@ static void case_overhead(void)
 				wall[v][r] = cpu[v][r] = 0;
 		}
 		for (long done = 0; done < ops; done += slice) {
-			/* Each variant first of its pair every other cycle: the second
-			 * finds the file's upper index nodes warm. */
-			static const int order[2][NR_O] = {{0, 1, 2, 3}, {3, 2, 1, 0}};
+			/* A new order each cycle, drawn at random, never starting
+			 * with the variant that ended the last: what a slice finds
+			 * warm (its twin's index nodes on the same file, its own
+			 * pages after itself) falls on every variant alike. */
+			int order[NR_O] = {0, 1, 2, 3};
+			do {
+				for (int k = NR_O - 1; k > 0; k--) {
+					int j = (int)(rnd(&order_seed) % (unsigned)(k + 1)),
+					    t = order[k];
+					order[k] = order[j];
+					order[j] = t;
+				}
+			} while (order[0] == last);
+			last = order[NR_O - 1];
 			for (int k = 0; k < NR_O; k++) {
-				int v = order[(done / slice + r + 2) % 2][k];
+				int v = order[k];
 				mcg_file_t *file = f[v >= O_CHILD_ON];
 				bool on = v == O_ROOT_ON || v == O_CHILD_ON;
 				long half = (on + r + 2) % 2;

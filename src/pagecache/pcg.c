@@ -199,11 +199,14 @@ void mcg_pcg_init(void) { pthread_once(&pcg_once, pcg_init_once); }
 
 struct mcg_pcg *mcg_pcg_of(mcg_group_t *g)
 {
+	/* A group with a pcg (the root's once initialised): no more to do. */
+	struct mcg_pcg *p = mcg_pcg_peek(g ? g : mcg_group_root());
+	if (likely(p))
+		return p;
 	mcg_pcg_init();
 	if (!g)
 		return root_pcg;
-	struct mcg_pcg *p = mcg_pcg_peek(g);
-	if (likely(p))
+	if ((p = mcg_pcg_peek(g)))
 		return p;
 	struct mcg_pcg *parent = mcg_pcg_of(g->parent);
 	if (!parent)

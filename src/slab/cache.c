@@ -348,6 +348,11 @@ struct mcg_cache *mcg_cache_create_internal(const char *name, size_t size, size_
 	c->slot_size = (uint32_t)slot;
 	c->flags = flags;
 	c->recip = ((1ull << MCG_RECIP_SHIFT) + slot - 1) / slot;
+	c->shift = (uint32_t)__builtin_ctzl(slot);
+	uint64_t odd = slot >> c->shift, inv = odd; /* right in 3 bits: odd * odd = 1 mod 8 */
+	for (int i = 0; i < 5; i++)                 /* Newton: 6, 12, 24, 48, 96 bits */
+		inv *= 2 - odd * inv;
+	c->inv = inv;
 	c->debug = debug;
 	c->objcg_kind = (flags & MCG_CACHE_RECLAIMABLE) ? MCG_OBJCG_SLAB_RECLAIMABLE
 	                                                : MCG_OBJCG_SLAB_UNRECLAIMABLE;

@@ -71,8 +71,8 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 	s->lock.rank = MCG_RANK_SLAB;
 	s->cache = c;
 	s->pcpu = c->pcpu;
-	s->recip = c->recip;
-	s->slot_size = c->slot_size;
+	s->inv = c->inv;
+	s->shift = c->shift;
 	s->base = span;
 	s->bitmap = ch->bitmap[u];
 	memset(s->bitmap, 0, (size_t)c->slab_units * MCG_UNIT_BITMAP_WORDS * 8);
@@ -86,8 +86,8 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 		d->cache = c;
 		d->base = span;
 		d->pcpu = c->pcpu;
-		d->recip = c->recip;
-		d->slot_size = c->slot_size;
+		d->inv = c->inv;
+		d->shift = c->shift;
 		d->nobjs = s->nobjs;
 		d->objcgs = 0;
 		d->purged = 0;

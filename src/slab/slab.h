@@ -73,8 +73,8 @@ struct mcg_slab {
 	struct mcg_cache *cache;
 	char *base;                  /* object 0 */
 	struct mcg_pcpu_stack *pcpu; /* cache->pcpu */
-	uint64_t recip;              /* cache->recip */
-	uint32_t slot_size;          /* cache->slot_size */
+	uint64_t inv;                /* cache->inv */
+	uint32_t shift;              /* cache->shift */
 	uint32_t nobjs;
 	/* Accounted objects' objcgs (slab/account.c), one atomic word: in
 	 * the low 48 bits the vector, one id (mcg_objcg_id_t, 0: none) per
@@ -126,7 +126,9 @@ struct mcg_cache {
 	struct mcg_pcpu_stack *pcpu; /* the per-CPU arrays */
 	uint32_t slot_size;
 	uint32_t flags;
-	uint64_t recip;        /* ceil(2^MCG_RECIP_SHIFT / slot_size) */
+	uint64_t recip; /* ceil(2^MCG_RECIP_SHIFT / slot_size) */
+	uint64_t inv;   /* slot_size = odd << shift: odd's inverse mod 2^64 */
+	uint32_t shift;
 	uint8_t debug;         /* poison or red zone: no CPU arrays */
 	uint8_t objcg_kind;    /* enum mcg_objcg_kind of accounted objects */
 	uint32_t charge_units; /* MCG_OBJCG_UNITs an accounted object charges */
@@ -218,12 +220,27 @@ static inline void mcg_slab_set_sole(struct mcg_slab *s, uintptr_t bits)
 	mcg_slab_store_objcgs(s, v | bits);
 }
 
+/*
+ * The object index of @off bytes from object 0, one test for "an object
+ * start": with slot_size = odd << shift and inv = odd^-1 mod 2^64, @off
+ * rotated right by shift after the multiply is off / slot_size when
+ * slot_size divides it; otherwise it is at least 2^(64 - shift) / odd (a
+ * low bit of @off rotated up, or the divisibility test of Granlund and
+ * Montgomery failing), far above any slab's object count.  An offset
+ * below object 0 (negative) falls there too.
+ */
+static inline uint64_t mcg_slab_offset_index(const struct mcg_slab *s, uint64_t off)
+{
+	uint64_t m = off * s->inv;
+	unsigned k = s->shift;
+	return (m >> k) | (m << (-k & 63));
+}
+
 /** mcg_slab_index - index of the object at @p, or -1 if @p is not an object start. */
 static inline long mcg_slab_index(const struct mcg_slab *s, const void *p)
 {
-	uint64_t off = (uint64_t)((const char *)p - s->base);
-	uint64_t idx = (off * s->recip) >> MCG_RECIP_SHIFT;
-	if (unlikely(idx * s->slot_size != off || idx >= s->nobjs))
+	uint64_t idx = mcg_slab_offset_index(s, (uint64_t)((const char *)p - s->base));
+	if (unlikely(idx >= s->nobjs))
 		return -1;
 	return (long)idx;
 }

@@ -89,7 +89,7 @@ static bool all_bytes(const void *o, size_t n, unsigned char v)
  */
 static size_t model(const struct mcg_slab *s, void *const *live, size_t n, bool *free_pg)
 {
-	size_t slot = s->slot_size, pages = span_pages(s), count = 0;
+	size_t slot = s->cache->slot_size, pages = span_pages(s), count = 0;
 	size_t carved_end = (size_t)s->carved * slot;
 	for (size_t p = 0; p < pages; p++) {
 		size_t a = p * PG, b = a + PG;
@@ -123,7 +123,7 @@ static void check_purged(const struct mcg_slab *s, void *const *live, size_t n)
 		if (!live[i] || mcg_slab_of(live[i]) != s)
 			continue;
 		size_t o = (size_t)((char *)live[i] - s->base);
-		for (size_t a = o & ~(PG - 1); a < o + s->slot_size; a += PG)
+		for (size_t a = o & ~(PG - 1); a < o + s->cache->slot_size; a += PG)
 			CHECK(resident(s->base + a));
 	}
 }
@@ -318,7 +318,7 @@ static void test_busy_kept(void)
 	mcg_cache_reap(c);
 	CHECK_EQ(stats_of(c).purged_bytes, (all - busy_pages) * PG);
 	for (size_t p = 0; p < span_pages(busy); p++)
-		if (free_pg[p] && p < busy->carved * busy->slot_size / PG)
+		if (free_pg[p] && p < busy->carved * busy->cache->slot_size / PG)
 			CHECK(resident(busy->base + p * PG)); /* all its slots were written */
 	/* Untouched since the last visit: its turn. */
 	mcg_cache_reap(c);

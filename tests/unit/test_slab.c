@@ -4,7 +4,8 @@
  * into their slabs and takes their charges with them - for a slab of one
  * objcg's objects (runs of one id) and for one of many objcgs' objects side
  * by side (each object's charge to its own objcg), a double free inside
- * either caught, and every group's usage exact after the drain.
+ * either caught, and every group's usage exact after the drain; the test
+ * that a pointer is an object start, at every byte of a slab.
  */
 #include "memcg/debug.h"
 #include "memcg/group.h"
@@ -144,10 +145,44 @@ static void test_flush_charges(void)
 	}
 }
 
+/*
+ * The object-start test (mcg_slab_index(): a multiply by the inverse of the
+ * slot's odd part and a rotation): for slots even and odd, small and large,
+ * every byte offset of a slab and a slot's worth on either side gives the
+ * object's index exactly where an object starts, and -1 everywhere else.
+ */
+static void test_object_index(void)
+{
+	static const size_t sizes[] = {8,   16,   24,   40,   48,   56,   72,   96,    104,  136,
+	                               200, 1000, 1072, 1280, 4096, 4368, 5120, 12288, 65536};
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		mcg_cache_t *c = mcg_cache_create("index", sizes[k], 8, 0, NULL);
+		REQUIRE(c);
+		char *obj = mcg_cache_alloc(c);
+		REQUIRE(obj);
+		const struct mcg_slab *s = mcg_slab_of(obj);
+		REQUIRE(s);
+		uint32_t slot = c->slot_size;
+		long bad = 0, wrong = 0;
+		for (int64_t off = -(int64_t)slot; off < (int64_t)(s->nobjs + 1) * slot; off++) {
+			long idx = mcg_slab_index(s, s->base + off);
+			bool start = off >= 0 && off % slot == 0 && off / slot < s->nobjs;
+			bad += !start && idx != -1;
+			wrong += start && idx != off / (int64_t)slot;
+		}
+		CHECK_EQ(bad, 0);
+		CHECK_EQ(wrong, 0);
+		CHECK_EQ(mcg_slab_index(s, obj), (obj - s->base) / (long)slot);
+		mcg_cache_free(c, obj);
+		CHECK_EQ(mcg_cache_destroy(c), 0);
+	}
+}
+
 int main(void)
 {
 	mcg_set_report_handler(capture);
 	RUN(test_flush_charges);
 	RUN(test_list_counts);
+	RUN(test_object_index);
 	return test_done();
 }
