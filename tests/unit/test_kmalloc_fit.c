@@ -3,12 +3,14 @@
  * test_kmalloc_fit.c - fitted kmalloc caches (slab/kmalloc.c): a request
  * size that dominates its class gets a cache of exactly its size (usable
  * size, slabinfo, realloc, counters exact at rest, accounted blocks); a
- * mixed class, a class that wastes little and the option off get none; at
- * most KMALLOC_FIT_MAX are made.  The tests run in this order in one
+ * mixed class, a class that wastes little and the option off get none; a
+ * forked child keeps them and makes its own; at most KMALLOC_FIT_MAX are
+ * made.  The tests run in this order in one
  * process (fitted caches are never destroyed).  Runs again with MCG_RSEQ=0.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "memcg/debug.h"
@@ -222,6 +224,32 @@ static void test_accounted(void)
 	mcg_group_put(g);
 }
 
+/* fork: the child inherits the fitted caches (its blocks of 4368 B come from
+ * kmalloc-4368) and can make one of its own (2608 B, class 3072); the
+ * parent's are unchanged. */
+static void test_fork(void)
+{
+	unsigned before = mcg_kmalloc_fit_count();
+	REQUIRE(fitted(4368));
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		void *p = mcg_malloc(4368);
+		int bad = !p || mcg_malloc_usable_size(p) != 4368;
+		mcg_free(p);
+		size_t n = alloc_n(2608, 2 * K * K, 0);
+		bad |= mcg_kmalloc_fit_count() != before + 1 || !fitted(2608);
+		bad |= mcg_malloc_usable_size(ptrs[n - 1]) != 2608;
+		free_n(2608, n);
+		_exit(bad || test_failed_checks ? 1 : 0);
+	}
+	int st = 0;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ(mcg_kmalloc_fit_count(), before);
+	CHECK(!fitted(2608));
+}
+
 /* The bound: the lowest granule of every class from 160 B to 8 KiB that
  * wastes more than 1/16, each hot in turn (its blocks kept): exactly
  * KMALLOC_FIT_MAX fitted caches in all, and the classes past the bound
@@ -280,6 +308,7 @@ int main(int argc, char **argv)
 	RUN(test_little_waste_none);
 	RUN(test_hot_fits);
 	RUN(test_accounted);
+	RUN(test_fork);
 	RUN(test_bound);
 	int rc = test_done();
 	if (!getenv("MCG_TEST_LOCKED")) {
