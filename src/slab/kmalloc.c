@@ -146,8 +146,10 @@ static mcg_noinline void *kmalloc_objcg_small_slow(size_t size, struct mcg_objcg
 {
 	if (c == &mcg_kmalloc_stub_) /* its arrays are always empty: slot is 0 */
 		return kmalloc_objcg_first(size, x);
-	if (!slot && mcg_percpu_use_rseq()) /* nothing popped: a refill (locked mode: */
-		fit_sample(size, c);        /* every call, sampled as plain ones only) */
+	/* Nothing popped: a refill.  In locked mode every accounted call comes
+	 * here with slot 0: there only the plain path's refills are samples. */
+	if (!slot && mcg_percpu_use_rseq())
+		fit_sample(size, c);
 	return mcg_cache_alloc_objcg_slow(c, x, slot);
 }
 
