@@ -229,8 +229,17 @@ static void accept_all(uint64_t now)
 	}
 }
 
-/* Answer the next whole line of @c's input, if there is one and no reply is pending. */
-static void answer_next(struct client *c)
+/* The reply to a request that got no memory even for its error line. */
+static const char nomem_line[] = "error ENOMEM out of memory\n";
+
+/*
+ * Answer the next whole line of @c's input, if there is one and no reply is
+ * pending.  Return: false when a request got no reply at all (no memory for
+ * the shortest error line, its buffer empty): the caller sends nomem_line
+ * as best it can and closes the connection, so that the client never waits
+ * for a reply that will not come nor takes the next one for it.
+ */
+static bool answer_next(struct client *c)
 {
 	while (!mcg_out_size(&c->out)) {
 		char *nl = memchr(c->in, '\n', c->in_len);
@@ -239,9 +248,12 @@ static void answer_next(struct client *c)
 			line_len = (size_t)(nl - c->in);
 		} else if (c->in_len == MCG_CONTROL_LINE_MAX) {
 			/* Full, no newline: too long.  Say so once, skip to its end. */
-			if (!c->discarding)
+			if (!c->discarding) {
 				mcg_control_error(&c->out, -E2BIG, "a request is at most %d bytes",
 				                  MCG_CONTROL_LINE_MAX - 1);
+				if (!mcg_out_size(&c->out))
+					return false;
+			}
 			c->discarding = true;
 			c->in_len = 0;
 			c->out_done = 0;
@@ -251,17 +263,31 @@ static void answer_next(struct client *c)
 		} else {
 			if (c->eof && c->discarding)
 				c->in_len = 0;
-			return;
+			return true;
 		}
-		if (c->discarding)
+		if (c->discarding) {
 			c->discarding = false;
-		else
+		} else {
 			mcg_control_handle_line(c->in, line_len, &c->out);
+			if (!mcg_out_size(&c->out))
+				return false;
+		}
 		size_t used = nl ? line_len + 1 : line_len;
 		memmove(c->in, c->in + used, c->in_len - used);
 		c->in_len -= used;
 		c->out_done = 0;
 	}
+	return true;
+}
+
+/* answer_next() for client_io(): false (close @c) when a request got no reply. */
+static bool answered(struct client *c)
+{
+	if (answer_next(c))
+		return true;
+	ssize_t n = send(c->fd, nomem_line, sizeof(nomem_line) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	(void)n; /* best effort: the connection closes either way */
+	return false;
 }
 
 /* Move bytes for @c as poll said (@revents); false: close it. */
@@ -286,7 +312,8 @@ static bool client_io(struct client *c, short revents, uint64_t now)
 		mcg_out_reset(&c->out, 0);
 		if (c->out.cap > 65536)
 			mcg_out_free(&c->out); /* a large reply: give the memory back */
-		answer_next(c);
+		if (!answered(c))
+			return false;
 		return !(c->eof && !mcg_out_size(&c->out) && !c->in_len);
 	}
 	if (!(revents & (POLLIN | POLLERR | POLLHUP)))
@@ -299,7 +326,8 @@ static bool client_io(struct client *c, short revents, uint64_t now)
 	else
 		c->deadline = now + timeout_ns();
 	c->in_len += (size_t)n;
-	answer_next(c);
+	if (!answered(c))
+		return false;
 	return !(c->eof && !mcg_out_size(&c->out));
 }
 

@@ -69,7 +69,6 @@ __attribute__((constructor)) static void heap_start(void)
 	mcg_reclaim_init();
 	heap_group = g;
 	mcg_preload_heap = mcg_objcg_of(g, MCG_OBJCG_ANON);
-	__atomic_store_n(&mcg_preload_gate, 0, __ATOMIC_RELAXED); /* malloc tests the heap again */
 }
 
 /* Write @text, all of it, to @fd. */

@@ -12,8 +12,6 @@ struct mcg_objcg;
 
 /** The heap group's objcg (anon), or NULL: heap not accounted.  Set once, before threads. */
 extern mcg_hidden struct mcg_objcg *mcg_preload_heap;
-/** 1: malloc may skip its tests of the heap group and the mode (preload/malloc.c). */
-extern mcg_hidden int mcg_preload_gate;
 
 /** mcg_preload_heap_report - write the heap group's files to @fd (nothing if not accounted). */
 void mcg_preload_heap_report(int fd);

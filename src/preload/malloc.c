@@ -48,32 +48,13 @@ void cfree(void *ptr);
 /* ------------------------------------------------------------ fast paths */
 
 /* With a heap group (preload/heap.c) every allocation is charged to it.
- * The fast paths inline (slab/kmalloc_fast.h): no call, no jump of memcg's.
- *
- * mcg_preload_gate is 1 once a malloc has seen rseq mode on and no heap
- * group: then malloc needs one test (the gate) where it would need two (the
- * heap group, the mode).  Until then, and for ever with a heap group or in
- * locked mode, malloc takes malloc_general().  The mode never changes once
- * chosen; heap.c clears the gate as it sets the heap group (in a
- * constructor, before any thread exists). */
-mcg_hidden int mcg_preload_gate;
-
-static mcg_noinline void *malloc_general(size_t size)
-{
-	struct mcg_objcg *heap = mcg_preload_heap;
-	if (heap)
-		return mcg_kmalloc_objcg(size, heap);
-	void *p = mcg_kmalloc_fast(size);
-	if (mcg_percpu_use_rseq())
-		__atomic_store_n(&mcg_preload_gate, 1, __ATOMIC_RELAXED);
-	return p;
-}
-
+ * The fast paths inline (slab/kmalloc_fast.h): no call, no jump of memcg's. */
 mcg_public mcg_entry_aligned void *malloc(size_t size)
 {
-	if (likely(mcg_preload_gate == 1)) /* plain, as the mode's: a word set once */
-		return mcg_kmalloc_fast_if(size, true);
-	return malloc_general(size);
+	struct mcg_objcg *heap = mcg_preload_heap;
+	if (unlikely(heap))
+		return mcg_kmalloc_objcg(size, heap);
+	return mcg_kmalloc_fast(size);
 }
 
 mcg_public mcg_entry_aligned void free(void *ptr) { mcg_kfree_fast(ptr); }

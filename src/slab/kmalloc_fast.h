@@ -77,14 +77,13 @@ void mcg_kfree_slow(void *p);
 /** The fitted caches made so far (mcg_kmalloc_fitted_'s entries in use). */
 unsigned mcg_kmalloc_fit_count(void);
 
-/** mcg_kmalloc_fast() for a caller that has tested the mode itself:
- *  @rseq, whether the per-CPU pop may run (mcg_percpu_use_rseq()). */
-static mcg_always_inline void *mcg_kmalloc_fast_if(size_t size, bool rseq)
+/** mcg_malloc()'s body. */
+static mcg_always_inline void *mcg_kmalloc_fast(size_t size)
 {
 	if (likely(size <= KMALLOC_SMALL_MAX)) {
 		struct mcg_cache *c = mcg_kmalloc_small_cache(size);
 		void *obj;
-		if (likely(rseq) && likely(obj = mcg_cache_pop(c)))
+		if (likely(mcg_percpu_use_rseq()) && likely(obj = mcg_cache_pop(c)))
 			return obj;
 		return mcg_kmalloc_small_slow(size, c);
 	}
@@ -92,12 +91,6 @@ static mcg_always_inline void *mcg_kmalloc_fast_if(size_t size, bool rseq)
 	if (unlikely((uintptr_t)c <= 1))
 		return mcg_kmalloc_slow(size);
 	return mcg_cache_alloc_fast(c);
-}
-
-/** mcg_malloc()'s body. */
-static mcg_always_inline void *mcg_kmalloc_fast(size_t size)
-{
-	return mcg_kmalloc_fast_if(size, mcg_percpu_use_rseq());
 }
 
 /** mcg_free()'s body. */

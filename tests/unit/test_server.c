@@ -5,8 +5,9 @@
  * path may be, an empty one, one in a directory that does not exist, one
  * whose directory is not writable; each fails cleanly, leaves no file and
  * no server, and a start afterwards works.  Also mcg_control_path()'s bad
- * arguments, an overlong request cut off by the end of its stream, and a
- * server under a descriptor limit below its floor.
+ * arguments, an overlong request cut off by the end of its stream, a
+ * request that gets no memory even for its error line, and a server under
+ * a descriptor limit below its floor.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -195,6 +196,48 @@ static void test_overlong_then_end(void)
 	mcg_control_stop();
 }
 
+/*
+ * No memory at all while a connection has no reply buffer yet (every
+ * allocation fails): a request, and an overlong line, each get the shortest
+ * error line and the connection closes - never silence, which would leave
+ * the client waiting or taking the next reply for this one.  With memory
+ * back, a new connection is served.
+ */
+static void test_no_memory_for_any_reply(void)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/sock-nomem", dir);
+	REQUIRE(mcg_control_start(path) == 0);
+	static char big[6000]; /* past the 4096-byte line buffer */
+	memset(big, 'x', sizeof(big));
+	static const struct {
+		const char *data;
+		size_t len;
+	} req[] = {{"read / memory.max\n", 18}, {big, sizeof(big)}};
+	for (size_t i = 0; i < 2; i++) {
+		int fd = unix_dial(path);
+		REQUIRE(fd >= 0);
+		mcg_fault_inject(1, 1); /* the Nth allocation and every one after */
+		CHECK(unix_send_all(fd, req[i].data, req[i].len));
+		static char got[4096];
+		read_to_end(fd, got, sizeof(got)); /* the server closes it */
+		unsigned long failed = mcg_fault_failed();
+		mcg_fault_inject(0, 0);
+		CHECK(failed >= 1);
+		CHECK(!strcmp(got, "error ENOMEM out of memory\n"));
+		close(fd);
+	}
+	int fd = unix_dial(path);
+	REQUIRE(fd >= 0);
+	CHECK(unix_send_all(fd, "read / memory.max\n", 18));
+	shutdown(fd, SHUT_WR);
+	static char got[256];
+	read_to_end(fd, got, sizeof(got));
+	CHECK(!strcmp(got, "ok 4\nmax\n"));
+	close(fd);
+	mcg_control_stop();
+}
+
 /* Fewer descriptors allowed than the server's floor (1000): it keeps the
  * numbers it got and serves all the same.  In a child: the limit is the
  * process's. */
@@ -361,6 +404,7 @@ int main(void)
 	RUN(test_start_failures);
 	RUN(test_path_bad_arguments);
 	RUN(test_overlong_then_end);
+	RUN(test_no_memory_for_any_reply);
 	RUN(test_low_descriptor_limit);
 	RUN(test_no_descriptors);
 	RUN(test_fork_with_client);
