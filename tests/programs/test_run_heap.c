@@ -92,10 +92,12 @@ static void test_max_fails_mallocs(void)
 
 static void test_high_throttles(void)
 {
-	/* ~9 MiB in 1000-byte blocks, a little over 12M with python's own heap:
-	 * throttled a little (the kernel's quadratic delay), never failed. */
+	/* ~11 MiB in 1280-byte slots (1200 bytes and python's header: too
+	 * near the slot for a fitted cache), a little over 12M with python's
+	 * own heap: throttled a little (the kernel's quadratic delay), never
+	 * failed. */
 	struct prog_result r = run_heap(NULL, "12M", NULL,
-	                                "l = [bytes(1000) for i in range(9000)]\n"
+	                                "l = [bytes(1200) for i in range(9000)]\n"
 	                                "print(len(l))\n",
 	                                120);
 	CHECK_EQ(r.status, 0);
