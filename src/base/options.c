@@ -86,7 +86,7 @@ static struct mcg_option options[MCG_OPT_COUNT] = {
                                         "background thresholds (0: off)"},
         [MCG_OPT_KMALLOC_FIT] = {"kmalloc_fit", "MCG_KMALLOC_FIT", 1, 1, 0, 1, "bool",
                                  "malloc makes a cache of exactly a request size that dominates "
-                                 "its size class when the class's slot wastes more than 1/16 "
+                                 "its size class when the class's slot wastes more than 1/8 "
                                  "of it (at most 16; 0: no new ones, those made stay)"},
 };
 

@@ -9,7 +9,7 @@
  *
  * Fitted caches: a request size (a 16-byte granule of the table) that
  * dominates its class - at least half the class's refills, in a class
- * whose slot wastes more than 1/16 of it and that holds 256 KiB of slabs -
+ * whose slot wastes more than 1/8 of itself and that holds 256 KiB of slabs -
  * gets a cache of exactly its size, and its table entry is pointed at it
  * (a release store; the fast path loads it with acquire).  The evidence is
  * sampled on the refill paths only: one sample per refill of a class
@@ -303,8 +303,8 @@ static mcg_noinline void fit_decay(unsigned cls)
 
 /* A refill of class cache @c for @size: count it; every FIT_CHECK_EVERY
  * samples of a granule, see whether it has earned a cache of its own - at
- * least half its class's samples, a slot that wastes more than 1/16 of the
- * class's, and FIT_MIN_BYTES of the class's slabs in use. */
+ * least half its class's samples, a class slot that it leaves more than
+ * 1/8 empty, and FIT_MIN_BYTES of the class's slabs in use. */
 static mcg_noinline void fit_sample(size_t size, struct mcg_cache *c)
 {
 	if (__atomic_load_n(&fit_count, __ATOMIC_RELAXED) >= KMALLOC_FIT_MAX ||
@@ -322,7 +322,7 @@ static mcg_noinline void fit_sample(size_t size, struct mcg_cache *c)
 	uint32_t k = __atomic_add_fetch(&fit_granule_samples[g], 1, __ATOMIC_RELAXED);
 	if (n == FIT_DECAY)
 		fit_decay(cls);
-	if (k % FIT_CHECK_EVERY || 2 * k < n || cs - g * 16 <= cs / 16)
+	if (k % FIT_CHECK_EVERY || 2 * k < n || cs - g * 16 <= cs / 8)
 		return;
 	if (__atomic_exchange_n(&fit_busy, 1, __ATOMIC_ACQUIRE))
 		return; /* another thread is making one: this sample's look is skipped */

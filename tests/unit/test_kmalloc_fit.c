@@ -132,14 +132,14 @@ static void test_mixed_none(void)
 	CHECK_EQ(off, 0);
 }
 
-/* A hot size whose class wastes little - 1264 B in kmalloc-1280 (16 bytes,
- * under 1/16 of the slot) - gets no cache. */
+/* A hot size whose class wastes little - 1168 B in kmalloc-1280 (112
+ * bytes, under 1/8 of the slot) - gets no cache. */
 static void test_little_waste_none(void)
 {
-	size_t n = alloc_n(1264, 2 * K * K, 0);
+	size_t n = alloc_n(1168, 2 * K * K, 0);
 	CHECK_EQ(mcg_malloc_usable_size(ptrs[n - 1]), 1280);
 	CHECK_EQ(mcg_kmalloc_fit_count(), 0);
-	free_n(1264, n);
+	free_n(1168, n);
 }
 
 /* A hot size above 4 KiB (the table's reach): 4368 B, served by kmalloc-5k
@@ -250,42 +250,45 @@ static void test_fork(void)
 	CHECK(!fitted(2608));
 }
 
-/* The bound: the lowest granule of every class from 160 B to 8 KiB that
- * wastes more than 1/16, each hot in turn (its blocks kept): exactly
- * KMALLOC_FIT_MAX fitted caches in all, and the classes past the bound
- * serve their hot size themselves. */
+/* The bound: the two lowest granules of every class from 160 B to 8 KiB
+ * that leave more than 1/8 of its slot empty, each hot in turn (its blocks
+ * kept; the second of a class outweighs the first's samples): exactly
+ * KMALLOC_FIT_MAX fitted caches in all, and the sizes past the bound are
+ * served by their classes. */
 static void test_bound(void)
 {
-	static void *held[KMALLOC_CLASSES][4096];
-	size_t nheld[KMALLOC_CLASSES] = {0}, size[KMALLOC_CLASSES];
-	unsigned nclass = 0, made = 0, before = mcg_kmalloc_fit_count();
+	static void *held[2 * KMALLOC_CLASSES][4096];
+	size_t nheld[2 * KMALLOC_CLASSES] = {0}, size[2 * KMALLOC_CLASSES];
+	unsigned nhot = 0, made = 0, before = mcg_kmalloc_fit_count();
 	for (unsigned cls = 8; cls < KMALLOC_CLASSES; cls++) {
-		size_t cs = 0, prev = 0;
-		/* class sizes by probing the class function */
+		size_t cs = 0, lo = 0;
+		/* the class's size and lowest granule, by probing the class function */
 		for (size_t s = 16; s <= KMALLOC_SMALL_MAX; s += 16) {
 			if (mcg_kmalloc_class(s) == cls && !cs)
-				prev = s;
+				lo = s;
 			if (mcg_kmalloc_class(s) == cls)
 				cs = s;
 		}
-		if (!cs || cs - prev <= cs / 16 || fitted(prev) || prev == 2064)
-			continue; /* past the table, little waste, made, or mixed above */
-		size[nclass] = prev;
-		size_t want = MCG_MIN(4096, 512 * K / prev + 1);
-		unsigned had = mcg_kmalloc_fit_count();
-		for (size_t i = 0; i < want; i++) {
-			held[nclass][i] = mcg_malloc(prev);
-			REQUIRE(held[nclass][i]);
+		for (size_t j = 0; j < 2 && cs && lo != 2064; j++) { /* 2064: mixed above */
+			size_t g = lo + 16 * j;
+			if (cs - g <= cs / 8 || fitted(g))
+				continue;
+			size[nhot] = g;
+			size_t want = MCG_MIN(4096, (512 + 256 * j) * K / g + 1);
+			unsigned had = mcg_kmalloc_fit_count();
+			for (size_t i = 0; i < want; i++) {
+				held[nhot][i] = mcg_malloc(g);
+				REQUIRE(held[nhot][i]);
+			}
+			nheld[nhot++] = want;
+			made += mcg_kmalloc_fit_count() > had;
 		}
-		nheld[nclass] = want;
-		made += mcg_kmalloc_fit_count() > had;
-		nclass++;
 	}
-	CHECK(nclass > KMALLOC_FIT_MAX - before); /* the bound is reached */
+	CHECK(nhot > KMALLOC_FIT_MAX - before); /* the bound is reached */
 	CHECK_EQ(mcg_kmalloc_fit_count(), KMALLOC_FIT_MAX);
 	CHECK_EQ(made, KMALLOC_FIT_MAX - before);
 	unsigned fit = 0;
-	for (unsigned i = 0; i < nclass; i++) {
+	for (unsigned i = 0; i < nhot; i++) {
 		fit += mcg_malloc_usable_size(held[i][nheld[i] - 1]) == size[i];
 		for (size_t j = 0; j < nheld[i]; j++)
 			mcg_free(held[i][j]);
