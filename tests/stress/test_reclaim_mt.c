@@ -100,9 +100,11 @@ static void *unregisterer(void *arg)
 		                          .scan_objects = x_scan,
 		                          .flags = MCG_SHRINKER_TRIM_HALF,
 		                          .batch = 8};
+		/* Live before it is registered: the callbacks of the one just
+		 * registered may run at once, and are not late. */
+		__atomic_store_n(&gone, 0, __ATOMIC_RELEASE);
 		if (mcg_shrinker_create(&ops, &s) || mcg_shrinker_register(s))
 			break;
-		__atomic_store_n(&gone, 0, __ATOMIC_RELEASE);
 		usleep(500);
 		mcg_shrinker_unregister(s);
 		__atomic_store_n(&gone, 1, __ATOMIC_RELEASE);
