@@ -100,12 +100,8 @@ mcg_noinline void *mcg_cache_refill(struct mcg_cache *c)
 /* The fast paths of locked mode (no rseq): a lock per CPU slot. */
 mcg_noinline void *mcg_cache_alloc_cpulock(struct mcg_cache *c)
 {
-	uintptr_t slot = (uintptr_t)mcg_cpulock_stack_pop(c->pcpu);
-	if (slot & MCG_SLOT_CHARGED)
-		return mcg_cache_alloc_uncharge(c, slot);
-	if (slot)
-		return (void *)slot;
-	return mcg_cache_refill(c);
+	void *obj = mcg_cache_pop_cpulock(c);
+	return obj ? obj : mcg_cache_refill(c);
 }
 
 mcg_noinline void mcg_cache_free_cpulock(struct mcg_cache *c, struct mcg_slab *s, void *obj)

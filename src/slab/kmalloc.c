@@ -82,11 +82,9 @@ mcg_public mcg_entry_aligned void mcg_free(void *p) { mcg_kfree_fast(p); }
  * with the size, so that a refill is sampled as in rseq mode. */
 static mcg_noinline void *kmalloc_cpulock(size_t size, struct mcg_cache *c)
 {
-	uintptr_t slot = (uintptr_t)mcg_cpulock_stack_pop(c->pcpu);
-	if (slot & MCG_SLOT_CHARGED)
-		return mcg_cache_alloc_uncharge(c, slot);
-	if (slot)
-		return (void *)slot;
+	void *obj = mcg_cache_pop_cpulock(c);
+	if (obj)
+		return obj;
 	fit_sample(size, c);
 	return mcg_cache_refill(c);
 }
@@ -257,18 +255,6 @@ static unsigned fit_count; /* entries of mcg_kmalloc_fitted_ in use (fit_busy) *
  * keeps it held and makes none: its classes serve it as before). */
 static int fit_busy;
 
-/* Bytes in the slabs of @c that hold objects (node locks, one at a time). */
-static size_t cache_slab_bytes(struct mcg_cache *c)
-{
-	size_t slabs = 0;
-	for (unsigned n = 0; n < c->nr_nodes; n++) {
-		mcg_lock(&c->nodes[n].lock);
-		slabs += c->nodes[n].nr_partial + c->nodes[n].nr_full;
-		mcg_unlock(&c->nodes[n].lock);
-	}
-	return slabs * c->slab_units * MCG_UNIT_SIZE;
-}
-
 /* Make the fitted cache of granule @g (whose class's cache is @c) when
  * it is still wanted; fit_busy held. */
 static void fit_make(size_t g, struct mcg_cache *c)
@@ -277,7 +263,8 @@ static void fit_make(size_t g, struct mcg_cache *c)
 	if (nfit >= KMALLOC_FIT_MAX ||
 	    __atomic_load_n(&mcg_kmalloc_small_[g], __ATOMIC_RELAXED) != c)
 		return;
-	if (cache_slab_bytes(c) < FIT_MIN_BYTES)
+	mcg_cache_stats_t st; /* the slabs that hold objects */
+	if (mcg_cache_stats(c, &st) || st.active_slabs * st.slab_bytes < FIT_MIN_BYTES)
 		return;
 	char name[MCG_CACHE_NAME_MAX];
 	snprintf(name, sizeof(name), "kmalloc-%zu", g * 16);

@@ -423,6 +423,16 @@ void *mcg_cache_refill(struct mcg_cache *c);
 /** mcg_null_einval - NULL with errno EINVAL (out of line: callers need no frame). */
 void *mcg_null_einval(void);
 void *mcg_cache_alloc_cpulock(struct mcg_cache *c);
+/** Locked mode's pop: an object of this CPU's array of @c (its charge
+ *  given back if its slot was tagged), or NULL if the array is empty and
+ *  the caller refills (mcg_cache_alloc_cpulock(), kmalloc's slow path). */
+static inline void *mcg_cache_pop_cpulock(struct mcg_cache *c)
+{
+	uintptr_t slot = (uintptr_t)mcg_cpulock_stack_pop(c->pcpu);
+	if (slot & MCG_SLOT_CHARGED)
+		return mcg_cache_alloc_uncharge(c, slot);
+	return (void *)slot;
+}
 void mcg_cache_free_cpulock(struct mcg_cache *c, struct mcg_slab *s, void *obj);
 void mcg_cache_free_slow(struct mcg_cache *c, void *obj, struct mcg_slab *s, int why);
 /** The global cache list: lock, and iteration under it. */
