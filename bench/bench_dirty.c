@@ -223,12 +223,12 @@ static void case_overhead(void)
 	bench_progress("overhead: %ld ops (4 KiB, half writes) over %ld MiB in the cache per "
 	               "variant, in slices of %ld taking turns, %d rounds",
 	               ops, ws / MIB, slice, rounds);
-	/* Per round (for ns/op), and per slice: a variant's slice is judged
+	/* Wall per round (for ns/op), and per slice: a variant's slice is judged
 	 * against its twin's of the same cycle, a few milliseconds apart, so
 	 * that a preemption spoils one pair of 16 per round, not the round. */
 	enum { MAX_CYCLES = 64 };
 	int cycles = (int)MCG_MIN((ops + slice - 1) / slice, MAX_CYCLES), nslices = 0;
-	static double wall[NR_O][MAX_ROUNDS], cpu[NR_O][MAX_ROUNDS];
+	static double wall[NR_O][MAX_ROUNDS];
 	static double swall[NR_O][MAX_ROUNDS * MAX_CYCLES], scpu[NR_O][MAX_ROUNDS * MAX_CYCLES];
 	unsigned seed[NR_O], order_seed = 777;
 	int last = -1;
@@ -241,7 +241,7 @@ static void case_overhead(void)
 		for (int v = 0; v < NR_O; v++) {
 			seed[v] = 12345u + (unsigned)(r + 1);
 			if (r >= 0)
-				wall[v][r] = cpu[v][r] = 0;
+				wall[v][r] = 0;
 		}
 		for (long done = 0; done < ops && done / slice < cycles; done += slice) {
 			/* A new order each cycle, drawn at random, never starting
@@ -276,12 +276,9 @@ static void case_overhead(void)
 						mcg_file_pread(file, buf, PAGE, at);
 				}
 				if (r >= 0) {
-					double w = (double)(bench_now_ns() - t0),
-					       c = (double)(bench_thread_cpu_ns() - c0);
-					wall[v][r] += w;
-					cpu[v][r] += c;
-					swall[v][nslices] = w;
-					scpu[v][nslices] = c;
+					swall[v][nslices] = (double)(bench_now_ns() - t0);
+					scpu[v][nslices] = (double)(bench_thread_cpu_ns() - c0);
+					wall[v][r] += swall[v][nslices];
 				}
 			}
 			nslices += r >= 0;
