@@ -257,4 +257,17 @@ static inline int test_done(void)
 	return 1;
 }
 
+/* test_done_then_locked - test_done() for this run and, unless this is
+ * the rerun, the same binary again with MCG_RSEQ=0 (the locked path): both
+ * statuses merged. */
+static inline int test_done_then_locked(char **argv)
+{
+	int rc = test_done();
+	if (!getenv("MCG_TEST_LOCKED")) {
+		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
+		rc = test_merge(rc, test_run_locked(argv));
+	}
+	return rc;
+}
+
 #endif /* MCG_TEST_H */

@@ -361,10 +361,5 @@ int main(int argc, char **argv)
 	RUN(test_reaper_restarts);
 	RUN(test_shrink_all);
 	RUN(test_age_inline);
-	int rc = test_done();
-	if (!getenv("MCG_TEST_LOCKED")) {
-		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
-		rc = test_merge(rc, test_run_locked(argv));
-	}
-	return rc;
+	return test_done_then_locked(argv);
 }

@@ -669,10 +669,5 @@ int main(int argc, char **argv)
 	RUN(test_large_realloc_accounted);
 	RUN(test_foreign_and_double);
 	RUN(test_obj_group_edges);
-	int rc = test_done();
-	if (!getenv("MCG_TEST_LOCKED")) {
-		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
-		rc = test_merge(rc, test_run_locked(argv));
-	}
-	return rc;
+	return test_done_then_locked(argv);
 }

@@ -313,10 +313,5 @@ int main(int argc, char **argv)
 	RUN(test_accounted);
 	RUN(test_fork);
 	RUN(test_bound);
-	int rc = test_done();
-	if (!getenv("MCG_TEST_LOCKED")) {
-		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
-		rc = test_merge(rc, test_run_locked(argv));
-	}
-	return rc;
+	return test_done_then_locked(argv);
 }

@@ -1162,10 +1162,5 @@ int main(int argc, char **argv)
 	RUN(test_huge_objects_charge_exactly);
 	RUN(test_churn_strands_no_charge);
 	RUN(test_ids_run_out);
-	int rc = test_done();
-	if (!getenv("MCG_TEST_LOCKED")) {
-		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
-		rc = test_merge(rc, test_run_locked(argv));
-	}
-	return rc;
+	return test_done_then_locked(argv);
 }

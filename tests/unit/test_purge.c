@@ -661,10 +661,5 @@ int main(int argc, char **argv)
 	RUN(test_redzone);
 	RUN(test_ctor_kept);
 	RUN(test_bounded_steps);
-	int rc = test_done();
-	if (!getenv("MCG_TEST_LOCKED")) {
-		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
-		rc = test_merge(rc, test_run_locked(argv));
-	}
-	return rc;
+	return test_done_then_locked(argv);
 }

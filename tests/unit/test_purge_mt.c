@@ -174,10 +174,5 @@ int main(int argc, char **argv)
 {
 	(void)argc;
 	RUN(test_purge_races);
-	int rc = test_done();
-	if (!getenv("MCG_TEST_LOCKED")) {
-		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
-		rc = test_merge(rc, test_run_locked(argv));
-	}
-	return rc;
+	return test_done_then_locked(argv);
 }

@@ -748,10 +748,5 @@ int main(int argc, char **argv)
 	RUN(test_batch_over_max);
 	RUN(test_parent_entry_limits);
 	RUN(test_parent_entry_remove);
-	int rc = test_done();
-	if (!getenv("MCG_TEST_LOCKED")) {
-		fprintf(stderr, "--- again with MCG_RSEQ=0 (locked path)\n");
-		rc = test_merge(rc, test_run_locked(argv));
-	}
-	return rc;
+	return test_done_then_locked(argv);
 }
