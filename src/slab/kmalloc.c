@@ -56,8 +56,15 @@ static struct mcg_pcpu_stack kmalloc_stub_pcpu[MCG_MAX_CPUS];
 struct mcg_cache mcg_kmalloc_stub_ = {.pcpu = kmalloc_stub_pcpu};
 
 struct mcg_cache *mcg_kmalloc_caches_[KMALLOC_CLASSES];
-struct mcg_cache *mcg_kmalloc_small_[KMALLOC_SMALL_MAX / 16 + 1] = {
-        /* by (size+15)/16 */ [0 ... KMALLOC_SMALL_MAX / 16] = &mcg_kmalloc_stub_};
+struct mcg_kmalloc_entry mcg_kmalloc_small_[KMALLOC_SMALL_MAX / 16 + 1] = {
+        /* by (size+15)/16 */ [0 ... KMALLOC_SMALL_MAX / 16] = {NULL, &mcg_kmalloc_stub_}};
+
+/* Point entry @e at cache @c: its arrays first (kmalloc_fast.h). */
+static void small_entry_set(struct mcg_kmalloc_entry *e, struct mcg_cache *c)
+{
+	__atomic_store_n(&e->pcpu, c->pcpu, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->cache, c, __ATOMIC_RELEASE);
+}
 
 static inline size_t class_size(unsigned cls)
 {
@@ -87,6 +94,13 @@ static mcg_noinline void *kmalloc_cpulock(size_t size, struct mcg_cache *c)
 		return obj;
 	fit_sample(size, c);
 	return mcg_cache_refill(c);
+}
+
+/* A charged object that malloc's pop took: its charge given back, by the
+ * cache of its slab (the entry may have changed since its arrays were read). */
+mcg_noinline void *mcg_kmalloc_small_uncharge(uintptr_t slot)
+{
+	return mcg_cache_alloc_uncharge(mcg_slab_unit(mcg_slot_obj(slot))->cache, slot);
 }
 
 mcg_noinline void *mcg_kmalloc_small_slow(size_t size, struct mcg_cache *c)
@@ -229,12 +243,11 @@ static int kmalloc_init(void)
 		/* Only the entries still on the stub: a later call (threads that
 		 * met the stub at once all come here) must not take a granule
 		 * back from its fitted cache. */
-		for (size_t i = 0; i < MCG_ARRAY_SIZE(mcg_kmalloc_small_); i++) {
-			struct mcg_cache *stub = &mcg_kmalloc_stub_;
-			__atomic_compare_exchange_n(&mcg_kmalloc_small_[i], &stub,
-			                            mcg_kmalloc_caches_[mcg_kmalloc_class(i * 16)],
-			                            false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-		}
+		for (size_t i = 0; i < MCG_ARRAY_SIZE(mcg_kmalloc_small_); i++)
+			if (__atomic_load_n(&mcg_kmalloc_small_[i].cache, __ATOMIC_RELAXED) ==
+			    &mcg_kmalloc_stub_) /* fit_make() waits for the cache word */
+				small_entry_set(&mcg_kmalloc_small_[i],
+				                mcg_kmalloc_caches_[mcg_kmalloc_class(i * 16)]);
 	}
 	pthread_mutex_unlock(&kmalloc_init_lock);
 	return err;
@@ -261,7 +274,7 @@ static void fit_make(size_t g, struct mcg_cache *c)
 {
 	unsigned nfit = __atomic_load_n(&fit_count, __ATOMIC_RELAXED);
 	if (nfit >= KMALLOC_FIT_MAX ||
-	    __atomic_load_n(&mcg_kmalloc_small_[g], __ATOMIC_RELAXED) != c)
+	    __atomic_load_n(&mcg_kmalloc_small_[g].cache, __ATOMIC_RELAXED) != c)
 		return;
 	mcg_cache_stats_t st; /* the slabs that hold objects */
 	if (mcg_cache_stats(c, &st) || st.active_slabs * st.slab_bytes < FIT_MIN_BYTES)
@@ -273,7 +286,7 @@ static void fit_make(size_t g, struct mcg_cache *c)
 		return;
 	__atomic_store_n(&mcg_kmalloc_fitted_[nfit], f, __ATOMIC_RELEASE);
 	__atomic_store_n(&fit_count, nfit + 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&mcg_kmalloc_small_[g], f, __ATOMIC_RELEASE);
+	small_entry_set(&mcg_kmalloc_small_[g], f);
 }
 
 /* Halve class @cls's counts (by the one sampler that reached FIT_DECAY), so

@@ -5,18 +5,16 @@
  * so that a program's malloc reaches the per-CPU pop with no call or jump of
  * memcg's own.
  *
- * mcg_kmalloc_fast(n): one table load for n <= 8 KiB (the cache by
- * (n + 15) / 16: its class's, or a fitted cache of exactly that granule -
- * slab/kmalloc.c), a count-leading-zeros above; then the cache's pop.  Until
- * the classes exist every table entry names a stub cache whose arrays are
- * always empty, so there is no test for "not initialised": the pop fails
- * and the slow path, which has the size, finds the stub.  The mode is
- * tested (this runs before mcg_percpu_init(), when a section's descriptor
- * store would land in the TCB).
+ * mcg_kmalloc_fast(n): one table load for n <= 8 KiB (the CPU arrays of
+ * the cache by (n + 15) / 16: its class's, or a fitted cache of exactly
+ * that granule - slab/kmalloc.c), a count-leading-zeros above; then the
+ * pop.  Until the classes exist every table entry holds no arrays (NULL),
+ * and that test is the only one for "not initialised": the slow path, which
+ * has the size, finds the stub.  No mode test: in locked mode the pop fails.
  *
  * mcg_kfree_fast(p): the chunk map → the unit's descriptor → the index →
  * the cache fast path, with no test of the unit's cache (a unit that holds
- * no slab reads count 0, so the index fails and the slow path sorts out
+ * no slab reads start_limit 0, so the start test fails and the slow path sorts out
  * large blocks and bad pointers) and no NULL test (chunk 0 is never memcg's).
  * The plain push is its straight line, the accounted free a branch away,
  * and the cache is loaded on the slow paths only (MCG_FREE_CACHE).
@@ -30,12 +28,28 @@
 #define KMALLOC_SMALL_MAX 8192
 #define KMALLOC_FIT_MAX 16 /* fitted caches at most (slab/kmalloc.c) */
 
+/*
+ * The cache of a size up to KMALLOC_SMALL_MAX, and its CPU arrays beside it,
+ * so that malloc's pop loads the arrays from the table, not from the cache.
+ * Entries are 16 bytes, so (size + 15) rounded down to 16 is an entry's
+ * byte offset: no shift.  Before initialisation: the stub, and pcpu NULL
+ * (the test malloc's fast path makes; a pop then would store its
+ * descriptor where mcg_rseq_offset, still 0, points: the TCB).  An entry
+ * changes (the stub -> its class's cache -> a fitted cache) pcpu first,
+ * then cache, one writer at a time (slab/kmalloc.c); a reader may pair
+ * either word with either state, and both caches serve the size.
+ */
+struct mcg_kmalloc_entry {
+	struct mcg_pcpu_stack *pcpu; /* cache->pcpu, or NULL before initialisation */
+	struct mcg_cache *cache;
+};
+
 /** The caches by class (NULL before initialisation), and by (size + 15) / 16
- *  up to KMALLOC_SMALL_MAX (the stub before initialisation; a fitted cache
- *  where one was made); the fitted caches in the order made (NULL past
- *  them; each entry written once, with a release store, never cleared). */
+ *  up to KMALLOC_SMALL_MAX (above); the fitted caches in the order made
+ *  (NULL past them; each entry written once, with a release store, never
+ *  cleared). */
 extern mcg_hidden struct mcg_cache *mcg_kmalloc_caches_[KMALLOC_CLASSES];
-extern mcg_hidden struct mcg_cache *mcg_kmalloc_small_[KMALLOC_SMALL_MAX / 16 + 1];
+extern mcg_hidden struct mcg_kmalloc_entry mcg_kmalloc_small_[KMALLOC_SMALL_MAX / 16 + 1];
 extern mcg_hidden struct mcg_cache *mcg_kmalloc_fitted_[KMALLOC_FIT_MAX];
 extern mcg_hidden struct mcg_cache mcg_kmalloc_stub_;
 
@@ -52,10 +66,17 @@ static inline unsigned mcg_kmalloc_class(size_t size)
 	return 8 + (b - 7) * 4 + k;
 }
 
+/** The table entry of @size up to KMALLOC_SMALL_MAX. */
+static inline struct mcg_kmalloc_entry *mcg_kmalloc_small_entry(size_t size)
+{
+	return (struct mcg_kmalloc_entry *)((char *)mcg_kmalloc_small_ +
+	                                    ((size + 15) & ~(size_t)15));
+}
+
 /** The cache of @size up to KMALLOC_SMALL_MAX: the stub before initialisation. */
 static inline struct mcg_cache *mcg_kmalloc_small_cache(size_t size)
 {
-	return __atomic_load_n(&mcg_kmalloc_small_[(size + 15) >> 4], __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&mcg_kmalloc_small_entry(size)->cache, __ATOMIC_ACQUIRE);
 }
 
 /** The cache of @size > KMALLOC_SMALL_MAX; NULL before initialisation,
@@ -71,6 +92,7 @@ static inline struct mcg_cache *mcg_kmalloc_large_cache(size_t size)
 /** The slow paths (slab/kmalloc.c): past a failed pop of @c; any size; a
  *  pointer that is not an object start of a slab (NULL, large, bad). */
 void *mcg_kmalloc_small_slow(size_t size, struct mcg_cache *c);
+void *mcg_kmalloc_small_uncharge(uintptr_t slot);
 void *mcg_kmalloc_slow(size_t size);
 void mcg_kfree_slow(void *p);
 
@@ -81,11 +103,17 @@ unsigned mcg_kmalloc_fit_count(void);
 static mcg_always_inline void *mcg_kmalloc_fast(size_t size)
 {
 	if (likely(size <= KMALLOC_SMALL_MAX)) {
-		struct mcg_cache *c = mcg_kmalloc_small_cache(size);
-		void *obj;
-		if (likely(mcg_percpu_use_rseq()) && likely(obj = mcg_cache_pop(c)))
-			return obj;
-		return mcg_kmalloc_small_slow(size, c);
+		struct mcg_kmalloc_entry *e = mcg_kmalloc_small_entry(size);
+		struct mcg_pcpu_stack *pcpu = __atomic_load_n(&e->pcpu, __ATOMIC_ACQUIRE);
+		uintptr_t slot = 0;
+		if (likely(pcpu)) { /* mcg_cache_pop() on the entry's arrays */
+			slot = (uintptr_t)mcg_rseq_stack_pop(pcpu);
+			if (likely(slot) && likely(!(slot & MCG_SLOT_CHARGED)))
+				return (void *)slot;
+		}
+		if (slot)
+			return mcg_kmalloc_small_uncharge(slot);
+		return mcg_kmalloc_small_slow(size, __atomic_load_n(&e->cache, __ATOMIC_ACQUIRE));
 	}
 	struct mcg_cache *c = mcg_kmalloc_large_cache(size);
 	if (unlikely((uintptr_t)c <= 1))
@@ -98,15 +126,14 @@ static mcg_always_inline void mcg_kfree_fast(void *p)
 {
 	if (likely(mcg_chunk_owned(p))) {
 		struct mcg_slab *s = mcg_slab_unit(p);
-		long idx = mcg_slab_index(s, p);
-		if (likely(idx >= 0)) {
+		uint64_t m = mcg_slab_product(s, p);
+		if (likely(mcg_slab_product_is_start(s, m))) {
 			/* The plain free on the straight line: a program's
 			 * frees are plain unless it runs with a heap group. */
 			if (likely(!__atomic_load_n(&s->objcgs, __ATOMIC_RELAXED)))
 				mcg_cache_push(NULL, s, p);
-			else
-				mcg_cache_free_at(NULL, s, p,
-				                  idx); /* s->cache, on the slow paths */
+			else /* s->cache, on the slow paths */
+				mcg_cache_free_at(NULL, s, p, mcg_slab_product_index(s, m));
 			return;
 		}
 	}

@@ -65,7 +65,8 @@ enum mcg_slab_list { MCG_SLAB_EMPTY = 1, MCG_SLAB_PARTIAL, MCG_SLAB_FULL };
  * Descriptor of a slab: one per unit in the chunk header (head: the first).
  * Line 0 up to objcgs is the same in every unit's descriptor, so the fast
  * paths use the descriptor of the object's own unit (mcg_slab_unit()) and
- * never load head; a unit that holds no slab reads cache NULL, nobjs 0.
+ * never load head; a unit that holds no slab reads cache NULL, nobjs and
+ * start_limit 0.
  */
 struct mcg_slab {
 	/* Line 0: all a free reads (copies of the cache's fields included). */
@@ -83,10 +84,16 @@ struct mcg_slab {
 	 * slab's sole objcg, or 0 (see `sole`).  mcg_slab_vector() and
 	 * mcg_slab_sole_bits() take it apart. */
 	uintptr_t objcgs;
-	uint32_t hint;  /* words [0, hint) of the bitmap are full (slab lock) */
-	uint32_t inuse; /* objects out of the slab (slab lock) */
+	/* The object-start test (mcg_slab_index()) without a rotate: after
+	 * the multiply by inv, an object start has its low `shift` bits
+	 * clear (start_mask = 2^shift - 1) and lies below start_limit =
+	 * nobjs << shift. */
+	uint32_t start_mask;
+	uint32_t start_limit;
 	/* Line 1: the slow paths'. */
 	uint64_t *bitmap;     /* one bit per object (slab lock) */
+	uint32_t hint;        /* words [0, hint) of the bitmap are full (slab lock) */
+	uint32_t inuse;       /* objects out of the slab (slab lock) */
 	struct mcg_list link; /* on a node list (node lock) */
 	uint32_t carved;      /* objects ever handed out: [0, carved) (slab lock) */
 	uint16_t node;
@@ -103,7 +110,7 @@ struct mcg_slab {
 	mcg_spin_t lock;  /* zero when the descriptor is fresh: unlocked */
 	uint16_t npurged; /* pages of the slab purged (slab lock) */
 };
-_Static_assert(__builtin_offsetof(struct mcg_slab, inuse) == 60, "a free reads line 0 only");
+_Static_assert(__builtin_offsetof(struct mcg_slab, start_limit) == 60, "a free reads line 0 only");
 _Static_assert(sizeof(struct mcg_slab) <= MCG_UNIT_META_SIZE, "slab descriptor size");
 #define MCG_UNIT_PAGES (MCG_UNIT_SIZE / MCG_PAGE_SIZE)
 _Static_assert(MCG_UNIT_PAGES <= 16, "a unit's pages fit its descriptor's purged mask");
@@ -236,13 +243,38 @@ static inline uint64_t mcg_slab_offset_index(const struct mcg_slab *s, uint64_t 
 	return (m >> k) | (m << (-k & 63));
 }
 
+/*
+ * The object-start test of mcg_slab_offset_index(), taken apart so that no
+ * rotate by a variable count (two or three micro-ops, one of them for the
+ * flags) sits on the free's fast path: with m = (p - base) * inv, the
+ * rotated product is below nobjs exactly when m's low shift bits are clear
+ * and m is below nobjs << shift - two tests of values in line 0.  The
+ * index, m >> shift, is computed only by a caller that uses it.
+ */
+static inline uint64_t mcg_slab_product(const struct mcg_slab *s, const void *p)
+{
+	return (uint64_t)((const char *)p - s->base) * s->inv;
+}
+
+/** Is @m (mcg_slab_product()) that of an object start? */
+static inline bool mcg_slab_product_is_start(const struct mcg_slab *s, uint64_t m)
+{
+	return likely(!(m & s->start_mask)) && likely(m < s->start_limit);
+}
+
+/** The object index of a start's product @m. */
+static inline long mcg_slab_product_index(const struct mcg_slab *s, uint64_t m)
+{
+	return (long)(m >> s->shift);
+}
+
 /** mcg_slab_index - index of the object at @p, or -1 if @p is not an object start. */
 static inline long mcg_slab_index(const struct mcg_slab *s, const void *p)
 {
-	uint64_t idx = mcg_slab_offset_index(s, (uint64_t)((const char *)p - s->base));
-	if (unlikely(idx >= s->nobjs))
+	uint64_t m = mcg_slab_product(s, p);
+	if (unlikely(!mcg_slab_product_is_start(s, m)))
 		return -1;
-	return (long)idx;
+	return mcg_slab_product_index(s, m);
 }
 
 /* ---- slab.c: slabs and node lists ---- */

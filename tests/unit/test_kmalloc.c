@@ -562,6 +562,51 @@ static void test_foreign_and_double(void)
 	CHECK_EQ(mcg_malloc_usable_size(p + 8), 0);
 }
 
+/*
+ * A free into a unit whose slab went back to the page allocator (a stale
+ * pointer: the chunk stays mapped) is reported, and the unit's memory is
+ * not handed out by the next malloc: its descriptor reads limit 0, so the
+ * free's start test fails before any push.
+ */
+static void test_free_into_released_slab(void)
+{
+	mcg_slab_shrink_all();
+	/* Two slabs at least; the first one's object stays, so its chunk
+	 * keeps a slab and its descriptors are not simply zeroed. */
+	char *a[64];
+	int n = 0;
+	do {
+		a[n] = mcg_malloc(3000);
+		REQUIRE(a[n]);
+	} while (mcg_slab_of(a[n++]) == mcg_slab_of(a[0]) && n < 64);
+	char *p = a[n - 1];
+	REQUIRE(mcg_slab_of(p) != mcg_slab_of(a[0]));
+	REQUIRE(mcg_chunk_of(p) == mcg_chunk_of(a[0]));
+	CHECK(mcg_slab_of(p)->start_limit > 0);
+	for (int i = 1; i < n; i++)
+		mcg_free(a[i]);
+	CHECK(mcg_slab_shrink_all() > 0);
+	CHECK_EQ(mcg_slab_unit(p)->start_limit, 0u);
+	CHECK(mcg_slab_of(p) == NULL);
+	int before = nreports;
+	mcg_free(p);
+	CHECK_EQ(nreports, before + 1);
+	CHECK(last_report.kind == MCG_REPORT_MISALIGNED ||
+	      last_report.kind == MCG_REPORT_FOREIGN_PTR);
+	/* Had the free pushed p, p would come out twice: once from the array,
+	 * once from the new slab that the unit holds now. */
+	void *q[40];
+	for (int i = 0; i < 40; i++) {
+		q[i] = mcg_malloc(3000);
+		REQUIRE(q[i]);
+		for (int j = 0; j < i; j++)
+			CHECK(q[j] != q[i]);
+	}
+	for (int i = 0; i < 40; i++)
+		mcg_free(q[i]);
+	mcg_free(a[0]);
+}
+
 /* Slabs of cache @name in mcg_slabinfo_write()'s text (-1: no such cache). */
 static long slabinfo_slabs(const char *name)
 {
@@ -668,6 +713,7 @@ int main(int argc, char **argv)
 	RUN(test_large_stats);
 	RUN(test_large_realloc_accounted);
 	RUN(test_foreign_and_double);
+	RUN(test_free_into_released_slab);
 	RUN(test_obj_group_edges);
 	return test_done_then_locked(argv);
 }
