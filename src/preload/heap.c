@@ -35,6 +35,7 @@
 #include "base/log.h"
 #include "group/group.h"
 #include "memcg/reclaim.h"
+#include "slab/kmalloc_fast.h"
 
 mcg_hidden struct mcg_objcg *mcg_preload_heap;
 static mcg_group_t *heap_group;
@@ -69,6 +70,7 @@ __attribute__((constructor)) static void heap_start(void)
 	mcg_reclaim_init();
 	heap_group = g;
 	mcg_preload_heap = mcg_objcg_of(g, MCG_OBJCG_ANON);
+	mcg_kmalloc_arrays_off(); /* malloc's slow path tests the group (malloc.c) */
 }
 
 /* Write @text, all of it, to @fd. */

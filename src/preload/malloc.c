@@ -47,14 +47,32 @@ void cfree(void *ptr);
 
 /* ------------------------------------------------------------ fast paths */
 
-/* With a heap group (preload/heap.c) every allocation is charged to it.
- * The fast paths inline (slab/kmalloc_fast.h): no call, no jump of memcg's. */
-mcg_public mcg_entry_aligned void *malloc(size_t size)
+/* The slow paths of malloc: with a heap group (preload/heap.c) every
+ * allocation is charged to it.  Up to KMALLOC_SMALL_MAX the group needs no
+ * test on the fast path: heap.c empties the kmalloc table's arrays
+ * (mcg_kmalloc_arrays_off()), so every such malloc comes here. */
+static mcg_noinline void *malloc_small_slow(size_t size, struct mcg_kmalloc_entry *e)
 {
 	struct mcg_objcg *heap = mcg_preload_heap;
-	if (unlikely(heap))
+	if (heap)
+		return mcg_kmalloc_objcg(size, heap);
+	return mcg_kmalloc_entry_slow(size, e);
+}
+
+static mcg_noinline void *malloc_large(size_t size)
+{
+	struct mcg_objcg *heap = mcg_preload_heap;
+	if (heap)
 		return mcg_kmalloc_objcg(size, heap);
 	return mcg_kmalloc_fast(size);
+}
+
+/* The fast path inlines (slab/kmalloc_fast.h): no call, no jump of memcg's. */
+mcg_public mcg_entry_aligned void *malloc(size_t size)
+{
+	if (likely(size <= KMALLOC_SMALL_MAX))
+		return mcg_kmalloc_small_fast(size, malloc_small_slow);
+	return malloc_large(size);
 }
 
 mcg_public mcg_entry_aligned void free(void *ptr) { mcg_kfree_fast(ptr); }

@@ -59,11 +59,22 @@ struct mcg_cache *mcg_kmalloc_caches_[KMALLOC_CLASSES];
 struct mcg_kmalloc_entry mcg_kmalloc_small_[KMALLOC_SMALL_MAX / 16 + 1] = {
         /* by (size+15)/16 */ [0 ... KMALLOC_SMALL_MAX / 16] = {NULL, &mcg_kmalloc_stub_}};
 
-/* Point entry @e at cache @c: its arrays first (kmalloc_fast.h). */
+int mcg_kmalloc_arrays_off_;
+
+/* Point entry @e at cache @c: its arrays first (kmalloc_fast.h), none
+ * while the table holds none. */
 static void small_entry_set(struct mcg_kmalloc_entry *e, struct mcg_cache *c)
 {
-	__atomic_store_n(&e->pcpu, c->pcpu, __ATOMIC_RELEASE);
+	struct mcg_pcpu_stack *pcpu = mcg_kmalloc_arrays_off_ ? NULL : c->pcpu;
+	__atomic_store_n(&e->pcpu, pcpu, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->cache, c, __ATOMIC_RELEASE);
+}
+
+void mcg_kmalloc_arrays_off(void)
+{
+	mcg_kmalloc_arrays_off_ = 1;
+	for (size_t i = 0; i < MCG_ARRAY_SIZE(mcg_kmalloc_small_); i++)
+		__atomic_store_n(&mcg_kmalloc_small_[i].pcpu, NULL, __ATOMIC_RELEASE);
 }
 
 static inline size_t class_size(unsigned cls)
@@ -109,8 +120,18 @@ mcg_noinline void *mcg_kmalloc_small_slow(size_t size, struct mcg_cache *c)
 		return mcg_kmalloc_slow(size);
 	if (!mcg_percpu_use_rseq())
 		return kmalloc_cpulock(size, c);
+	if (unlikely(mcg_kmalloc_arrays_off_)) { /* no pop yet: the cache's own */
+		void *obj = mcg_cache_pop(c);
+		if (obj)
+			return obj;
+	}
 	fit_sample(size, c); /* the pop found the array empty: a refill */
 	return mcg_cache_refill(c);
+}
+
+mcg_noinline void *mcg_kmalloc_entry_slow(size_t size, struct mcg_kmalloc_entry *e)
+{
+	return mcg_kmalloc_small_slow(size, __atomic_load_n(&e->cache, __ATOMIC_ACQUIRE));
 }
 
 mcg_noinline void mcg_kfree_slow(void *p)

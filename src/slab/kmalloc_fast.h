@@ -22,6 +22,7 @@
 #ifndef MCG_SLAB_KMALLOC_FAST_H
 #define MCG_SLAB_KMALLOC_FAST_H
 
+#include "memcg/kmalloc.h" /* MCG_KMALLOC_MAX_CACHE_SIZE */
 #include "slab/cache_fast.h"
 
 #define KMALLOC_CLASSES 52
@@ -43,6 +44,9 @@ struct mcg_kmalloc_entry {
 	struct mcg_pcpu_stack *pcpu; /* cache->pcpu, or NULL before initialisation */
 	struct mcg_cache *cache;
 };
+
+/** Nonzero while the table holds no arrays (mcg_kmalloc_arrays_off()). */
+extern mcg_hidden int mcg_kmalloc_arrays_off_;
 
 /** The caches by class (NULL before initialisation), and by (size + 15) / 16
  *  up to KMALLOC_SMALL_MAX (above); the fitted caches in the order made
@@ -93,6 +97,38 @@ static inline struct mcg_cache *mcg_kmalloc_large_cache(size_t size)
  *  pointer that is not an object start of a slab (NULL, large, bad). */
 void *mcg_kmalloc_small_slow(size_t size, struct mcg_cache *c);
 void *mcg_kmalloc_small_uncharge(uintptr_t slot);
+/** mcg_kmalloc_small_slow() of entry @e's cache. */
+void *mcg_kmalloc_entry_slow(size_t size, struct mcg_kmalloc_entry *e);
+
+/**
+ * mcg_kmalloc_arrays_off - keep every table entry's arrays NULL from now
+ * on, so that each allocation up to KMALLOC_SMALL_MAX takes its slow path
+ * (the caller's, mcg_kmalloc_small_fast()): the malloc shim's heap group
+ * (preload/heap.c), which is then tested there and nowhere on the fast
+ * path.  mcg_malloc() and memcg's own calls pop in their slow path.  Call
+ * before any thread but the caller exists.
+ */
+void mcg_kmalloc_arrays_off(void);
+
+/* The slow path of mcg_kmalloc_small_fast(): past a pop that found nothing
+ * (arrays NULL, empty or stopped) for @size, of table entry @e. */
+typedef void *mcg_kmalloc_small_slow_t(size_t size, struct mcg_kmalloc_entry *e);
+
+/** The allocation of @size <= KMALLOC_SMALL_MAX: the entry's pop, else @slow. */
+static mcg_always_inline void *mcg_kmalloc_small_fast(size_t size, mcg_kmalloc_small_slow_t *slow)
+{
+	struct mcg_kmalloc_entry *e = mcg_kmalloc_small_entry(size);
+	struct mcg_pcpu_stack *pcpu = __atomic_load_n(&e->pcpu, __ATOMIC_ACQUIRE);
+	uintptr_t slot = 0;
+	if (likely(pcpu)) { /* mcg_cache_pop() on the entry's arrays */
+		slot = (uintptr_t)mcg_rseq_stack_pop(pcpu);
+		if (likely(slot) && likely(!(slot & MCG_SLOT_CHARGED)))
+			return (void *)slot;
+	}
+	if (slot)
+		return mcg_kmalloc_small_uncharge(slot);
+	return slow(size, e);
+}
 void *mcg_kmalloc_slow(size_t size);
 void mcg_kfree_slow(void *p);
 
@@ -102,19 +138,8 @@ unsigned mcg_kmalloc_fit_count(void);
 /** mcg_malloc()'s body. */
 static mcg_always_inline void *mcg_kmalloc_fast(size_t size)
 {
-	if (likely(size <= KMALLOC_SMALL_MAX)) {
-		struct mcg_kmalloc_entry *e = mcg_kmalloc_small_entry(size);
-		struct mcg_pcpu_stack *pcpu = __atomic_load_n(&e->pcpu, __ATOMIC_ACQUIRE);
-		uintptr_t slot = 0;
-		if (likely(pcpu)) { /* mcg_cache_pop() on the entry's arrays */
-			slot = (uintptr_t)mcg_rseq_stack_pop(pcpu);
-			if (likely(slot) && likely(!(slot & MCG_SLOT_CHARGED)))
-				return (void *)slot;
-		}
-		if (slot)
-			return mcg_kmalloc_small_uncharge(slot);
-		return mcg_kmalloc_small_slow(size, __atomic_load_n(&e->cache, __ATOMIC_ACQUIRE));
-	}
+	if (likely(size <= KMALLOC_SMALL_MAX))
+		return mcg_kmalloc_small_fast(size, mcg_kmalloc_entry_slow);
 	struct mcg_cache *c = mcg_kmalloc_large_cache(size);
 	if (unlikely((uintptr_t)c <= 1))
 		return mcg_kmalloc_slow(size);

@@ -112,6 +112,28 @@ static void test_high_throttles(void)
 	prog_result_free(&r);
 }
 
+/*
+ * The same through malloc, not calloc: python's bytes(n) is zeroed
+ * (calloc), a repeated bytes object is not (malloc).  The shim's malloc up
+ * to 8 KiB tests the heap group on its slow path only (the kmalloc table
+ * holds no CPU arrays in heap mode): every such block must be charged.
+ */
+static void test_small_mallocs_charged(void)
+{
+	struct prog_result r = run_heap(NULL, "12M", NULL,
+	                                "l = [b'x' * (1200 + i % 2) for i in range(9000)]\n"
+	                                "print(len(l))\n",
+	                                120);
+	CHECK_EQ(r.status, 0);
+	CHECK(!strcmp(r.out, "9000\n"));
+	CHECK(heap_value(r.err, "memory.events", "high") > 0);
+	CHECK(heap_value(r.err, "memory.peak", NULL) > 12l << 20);
+	CHECK(heap_value(r.err, "memory.stat", "anon") > 0);
+	if (r.status != 0)
+		prog_show_failure("--high 12M (malloc)", &r);
+	prog_result_free(&r);
+}
+
 static void test_report_to_file(void)
 {
 	char dir[64];
@@ -172,6 +194,7 @@ int main(void)
 		return test_skip("python3 is not installed (scripts/deps.sh installs python3)");
 	RUN(test_max_fails_mallocs);
 	RUN(test_high_throttles);
+	RUN(test_small_mallocs_charged);
 	RUN(test_report_to_file);
 	RUN(test_no_options_no_group);
 	RUN(test_bad_sizes);

@@ -17,6 +17,7 @@
 #include "page/chunk.h"
 #include "page/large.h"
 #include "slab/account.h"
+#include "slab/kmalloc_fast.h"
 #include "slab/slab.h"
 #include "test.h"
 
@@ -607,6 +608,44 @@ static void test_free_into_released_slab(void)
 	mcg_free(a[0]);
 }
 
+/*
+ * mcg_kmalloc_arrays_off() (the shim's heap mode): every table entry holds
+ * no arrays from then on, fitted or not, and mcg_malloc pops in its slow
+ * path: a freed block comes back from the CPU array, as on the fast path,
+ * with nothing refilled.  In a child: the switch is for the process's life.
+ */
+static void test_arrays_off(void)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		int bad = 0;
+		void *warm = mcg_malloc(100);
+		mcg_free(warm);
+		mcg_kmalloc_arrays_off();
+		for (size_t i = 0; i < KMALLOC_SMALL_MAX / 16 + 1; i++)
+			bad += mcg_kmalloc_small_[i].pcpu != NULL;
+		mcg_cache_stats_t before, after;
+		struct mcg_cache *c = mcg_kmalloc_small_cache(100);
+		bad += mcg_cache_stats(c, &before) != 0;
+		void *p = mcg_malloc(100);
+		bad += p != warm; /* the array's top, popped by the slow path */
+		mcg_free(p);
+		void *q = mcg_malloc(100);
+		bad += q != p;
+		mcg_free(q);
+		bad += mcg_cache_stats(c, &after) != 0;
+		bad += after.active_objs != before.active_objs;
+		for (size_t i = 0; i < KMALLOC_SMALL_MAX / 16 + 1; i++)
+			bad += mcg_kmalloc_small_[i].pcpu != NULL;
+		_exit(bad ? 1 : 0);
+	}
+	int status;
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* Slabs of cache @name in mcg_slabinfo_write()'s text (-1: no such cache). */
 static long slabinfo_slabs(const char *name)
 {
@@ -714,6 +753,7 @@ int main(int argc, char **argv)
 	RUN(test_large_realloc_accounted);
 	RUN(test_foreign_and_double);
 	RUN(test_free_into_released_slab);
+	RUN(test_arrays_off);
 	RUN(test_obj_group_edges);
 	return test_done_then_locked(argv);
 }
