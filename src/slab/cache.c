@@ -45,7 +45,7 @@ mcg_public mcg_entry_aligned void mcg_cache_free(mcg_cache_t *c, void *obj)
 		mcg_cache_free_slow(c, obj, NULL, MCG_FREE_UNCHECKED);
 		return;
 	}
-	/* A unit that holds no slab has cache NULL and start_limit 0: with c NULL
+	/* A unit that holds no slab has cache NULL and start_test 0: with c NULL
 	 * too, mcg_slab_index() fails and the slow path sorts it out. */
 	struct mcg_slab *s = mcg_slab_unit(obj);
 	if (unlikely(s->cache != c)) {

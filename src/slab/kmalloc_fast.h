@@ -14,7 +14,7 @@
  *
  * mcg_kfree_fast(p): the chunk map → the unit's descriptor → the index →
  * the cache fast path, with no test of the unit's cache (a unit that holds
- * no slab reads start_limit 0, so the start test fails and the slow path sorts out
+ * no slab reads start_test 0, so the start test fails and the slow path sorts out
  * large blocks and bad pointers) and no NULL test (chunk 0 is never memcg's).
  * The plain push is its straight line, the accounted free a branch away,
  * and the cache is loaded on the slow paths only (MCG_FREE_CACHE).

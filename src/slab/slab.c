@@ -77,8 +77,7 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 	s->bitmap = ch->bitmap[u];
 	memset(s->bitmap, 0, (size_t)c->slab_units * MCG_UNIT_BITMAP_WORDS * 8);
 	s->nobjs = c->objs_per_slab;
-	s->start_mask = (1u << c->shift) - 1;
-	s->start_limit = s->nobjs << c->shift;
+	s->start_test = mcg_slab_start_test(s->nobjs, c->shift);
 	if (s->nobjs % 64) /* no objects there: never free */
 		s->bitmap[s->nobjs / 64] = ~0ull << (s->nobjs % 64);
 	s->node = (uint16_t)node;
@@ -91,8 +90,7 @@ static struct mcg_slab *slab_grow(struct mcg_cache *c, unsigned node)
 		d->inv = c->inv;
 		d->shift = c->shift;
 		d->nobjs = s->nobjs;
-		d->start_mask = s->start_mask;
-		d->start_limit = s->start_limit;
+		d->start_test = s->start_test;
 		d->objcgs = 0;
 		d->purged = 0;
 		__atomic_store_n(&d->head, s, __ATOMIC_RELEASE);
@@ -139,7 +137,7 @@ static void slab_release(struct mcg_slab *s)
 		__atomic_store_n(&d->head, NULL, __ATOMIC_RELEASE);
 		MCG_WRITE_ONCE(d->cache, NULL); /* a stale free finds no slab */
 		MCG_WRITE_ONCE(d->nobjs, 0);
-		MCG_WRITE_ONCE(d->start_limit, 0); /* and fails the start test */
+		MCG_WRITE_ONCE(d->start_test, 0); /* and fails the start test */
 	}
 	mcg_pages_free(base, units);
 }

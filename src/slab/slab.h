@@ -66,7 +66,7 @@ enum mcg_slab_list { MCG_SLAB_EMPTY = 1, MCG_SLAB_PARTIAL, MCG_SLAB_FULL };
  * Line 0 up to objcgs is the same in every unit's descriptor, so the fast
  * paths use the descriptor of the object's own unit (mcg_slab_unit()) and
  * never load head; a unit that holds no slab reads cache NULL, nobjs and
- * start_limit 0.
+ * start_test 0.
  */
 struct mcg_slab {
 	/* Line 0: all a free reads (copies of the cache's fields included). */
@@ -84,12 +84,12 @@ struct mcg_slab {
 	 * slab's sole objcg, or 0 (see `sole`).  mcg_slab_vector() and
 	 * mcg_slab_sole_bits() take it apart. */
 	uintptr_t objcgs;
-	/* The object-start test (mcg_slab_index()) without a rotate: after
-	 * the multiply by inv, an object start has its low `shift` bits
-	 * clear (start_mask = 2^shift - 1) and lies below start_limit =
-	 * nobjs << shift. */
-	uint32_t start_mask;
-	uint32_t start_limit;
+	/* The object-start test (mcg_slab_index()) without a rotate, one
+	 * load: after the multiply by inv, an object start has its low
+	 * `shift` bits clear (the low half: 2^shift - 1) and lies below
+	 * nobjs << shift (the high half: the limit; 0 in a unit that holds
+	 * no slab).  mcg_slab_start_test() builds it. */
+	uint64_t start_test;
 	/* Line 1: the slow paths'. */
 	uint64_t *bitmap;     /* one bit per object (slab lock) */
 	uint32_t hint;        /* words [0, hint) of the bitmap are full (slab lock) */
@@ -110,7 +110,7 @@ struct mcg_slab {
 	mcg_spin_t lock;  /* zero when the descriptor is fresh: unlocked */
 	uint16_t npurged; /* pages of the slab purged (slab lock) */
 };
-_Static_assert(__builtin_offsetof(struct mcg_slab, start_limit) == 60, "a free reads line 0 only");
+_Static_assert(__builtin_offsetof(struct mcg_slab, start_test) == 56, "a free reads line 0 only");
 _Static_assert(sizeof(struct mcg_slab) <= MCG_UNIT_META_SIZE, "slab descriptor size");
 #define MCG_UNIT_PAGES (MCG_UNIT_SIZE / MCG_PAGE_SIZE)
 _Static_assert(MCG_UNIT_PAGES <= 16, "a unit's pages fit its descriptor's purged mask");
@@ -259,7 +259,14 @@ static inline uint64_t mcg_slab_product(const struct mcg_slab *s, const void *p)
 /** Is @m (mcg_slab_product()) that of an object start? */
 static inline bool mcg_slab_product_is_start(const struct mcg_slab *s, uint64_t m)
 {
-	return likely(!(m & s->start_mask)) && likely(m < s->start_limit);
+	uint64_t t = s->start_test;
+	return likely(!((uint32_t)m & (uint32_t)t)) && likely(m < (t >> 32));
+}
+
+/** The start_test word of a slab of @nobjs objects of odd << @shift bytes. */
+static inline uint64_t mcg_slab_start_test(uint32_t nobjs, uint32_t shift)
+{
+	return (uint64_t)nobjs << shift << 32 | ((1u << shift) - 1);
 }
 
 /** The object index of a start's product @m. */

@@ -583,11 +583,11 @@ static void test_free_into_released_slab(void)
 	char *p = a[n - 1];
 	REQUIRE(mcg_slab_of(p) != mcg_slab_of(a[0]));
 	REQUIRE(mcg_chunk_of(p) == mcg_chunk_of(a[0]));
-	CHECK(mcg_slab_of(p)->start_limit > 0);
+	CHECK((mcg_slab_of(p)->start_test >> 32) > 0);
 	for (int i = 1; i < n; i++)
 		mcg_free(a[i]);
 	CHECK(mcg_slab_shrink_all() > 0);
-	CHECK_EQ(mcg_slab_unit(p)->start_limit, 0u);
+	CHECK_EQ(mcg_slab_unit(p)->start_test, 0u);
 	CHECK(mcg_slab_of(p) == NULL);
 	int before = nreports;
 	mcg_free(p);
