@@ -266,7 +266,7 @@ static int kmalloc_init(void)
 		 * back from its fitted cache. */
 		for (size_t i = 0; i < MCG_ARRAY_SIZE(mcg_kmalloc_small_); i++)
 			if (__atomic_load_n(&mcg_kmalloc_small_[i].cache, __ATOMIC_RELAXED) ==
-			    &mcg_kmalloc_stub_) /* fit_make() waits for the cache word */
+			    &mcg_kmalloc_stub_) /* fit_make() needs its class there */
 				small_entry_set(&mcg_kmalloc_small_[i],
 				                mcg_kmalloc_caches_[mcg_kmalloc_class(i * 16)]);
 	}

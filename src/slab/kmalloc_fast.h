@@ -44,6 +44,7 @@ struct mcg_kmalloc_entry {
 	struct mcg_pcpu_stack *pcpu; /* cache->pcpu, or NULL before initialisation */
 	struct mcg_cache *cache;
 };
+_Static_assert(sizeof(struct mcg_kmalloc_entry) == 16, "an entry's offset is (size + 15) & ~15");
 
 /** Nonzero while the table holds no arrays (mcg_kmalloc_arrays_off()). */
 extern mcg_hidden int mcg_kmalloc_arrays_off_;
@@ -94,10 +95,12 @@ static inline struct mcg_cache *mcg_kmalloc_large_cache(size_t size)
 }
 
 /** The slow paths (slab/kmalloc.c): past a failed pop of @c; any size; a
- *  pointer that is not an object start of a slab (NULL, large, bad). */
+ *  pointer that is not an object start of a slab (NULL, large, bad); a
+ *  charged slot a pop took; mcg_kmalloc_small_slow() of entry @e's cache. */
 void *mcg_kmalloc_small_slow(size_t size, struct mcg_cache *c);
+void *mcg_kmalloc_slow(size_t size);
+void mcg_kfree_slow(void *p);
 void *mcg_kmalloc_small_uncharge(uintptr_t slot);
-/** mcg_kmalloc_small_slow() of entry @e's cache. */
 void *mcg_kmalloc_entry_slow(size_t size, struct mcg_kmalloc_entry *e);
 
 /**
@@ -129,8 +132,6 @@ static mcg_always_inline void *mcg_kmalloc_small_fast(size_t size, mcg_kmalloc_s
 		return mcg_kmalloc_small_uncharge(slot);
 	return slow(size, e);
 }
-void *mcg_kmalloc_slow(size_t size);
-void mcg_kfree_slow(void *p);
 
 /** The fitted caches made so far (mcg_kmalloc_fitted_'s entries in use). */
 unsigned mcg_kmalloc_fit_count(void);

@@ -63,7 +63,7 @@ enum mcg_slab_list { MCG_SLAB_EMPTY = 1, MCG_SLAB_PARTIAL, MCG_SLAB_FULL };
 
 /*
  * Descriptor of a slab: one per unit in the chunk header (head: the first).
- * Line 0 up to objcgs is the same in every unit's descriptor, so the fast
+ * Line 0 is the same in every unit's descriptor, so the fast
  * paths use the descriptor of the object's own unit (mcg_slab_unit()) and
  * never load head; a unit that holds no slab reads cache NULL, nobjs and
  * start_test 0.
