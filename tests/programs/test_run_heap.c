@@ -90,16 +90,15 @@ static void test_max_fails_mallocs(void)
 	prog_result_free(&r);
 }
 
-static void test_high_throttles(void)
+/*
+ * ~11 MiB in 1280-byte slots (1200 bytes and python's header: too near the
+ * slot for a fitted cache), a little over 12M with python's own heap:
+ * throttled a little (the kernel's quadratic delay), never failed.  @code
+ * makes 9000 such blocks and prints their count.
+ */
+static void check_high_throttles(const char *code, const char *what)
 {
-	/* ~11 MiB in 1280-byte slots (1200 bytes and python's header: too
-	 * near the slot for a fitted cache), a little over 12M with python's
-	 * own heap: throttled a little (the kernel's quadratic delay), never
-	 * failed. */
-	struct prog_result r = run_heap(NULL, "12M", NULL,
-	                                "l = [bytes(1200) for i in range(9000)]\n"
-	                                "print(len(l))\n",
-	                                120);
+	struct prog_result r = run_heap(NULL, "12M", NULL, code, 120);
 	CHECK_EQ(r.status, 0);
 	CHECK(!strcmp(r.out, "9000\n"));
 	CHECK(heap_value(r.err, "memory.events", "high") > 0);
@@ -108,30 +107,27 @@ static void test_high_throttles(void)
 	CHECK(heap_value(r.err, "memory.stat", "throttled_ms") > 0);
 	CHECK(heap_value(r.err, "memory.peak", NULL) > 12l << 20);
 	if (r.status != 0)
-		prog_show_failure("--high 12M", &r);
+		prog_show_failure(what, &r);
 	prog_result_free(&r);
 }
 
+/* bytes(n) is zeroed: calloc. */
+static void test_high_throttles(void)
+{
+	check_high_throttles("l = [bytes(1200) for i in range(9000)]\nprint(len(l))\n",
+	                     "--high 12M");
+}
+
 /*
- * The same through malloc, not calloc: python's bytes(n) is zeroed
- * (calloc), a repeated bytes object is not (malloc).  The shim's malloc up
- * to 8 KiB tests the heap group on its slow path only (the kmalloc table
- * holds no CPU arrays in heap mode): every such block must be charged.
+ * The same through malloc: a repeated bytes object is not zeroed.  The
+ * shim's malloc up to 8 KiB tests the heap group on its slow path only (in
+ * heap mode the kmalloc table holds no CPU arrays): every such block must
+ * be charged.
  */
 static void test_small_mallocs_charged(void)
 {
-	struct prog_result r = run_heap(NULL, "12M", NULL,
-	                                "l = [b'x' * (1200 + i % 2) for i in range(9000)]\n"
-	                                "print(len(l))\n",
-	                                120);
-	CHECK_EQ(r.status, 0);
-	CHECK(!strcmp(r.out, "9000\n"));
-	CHECK(heap_value(r.err, "memory.events", "high") > 0);
-	CHECK(heap_value(r.err, "memory.peak", NULL) > 12l << 20);
-	CHECK(heap_value(r.err, "memory.stat", "anon") > 0);
-	if (r.status != 0)
-		prog_show_failure("--high 12M (malloc)", &r);
-	prog_result_free(&r);
+	check_high_throttles("l = [b'x' * (1200 + i % 2) for i in range(9000)]\nprint(len(l))\n",
+	                     "--high 12M (malloc)");
 }
 
 static void test_report_to_file(void)

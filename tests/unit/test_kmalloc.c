@@ -19,6 +19,7 @@
 #include "slab/account.h"
 #include "slab/kmalloc_fast.h"
 #include "slab/slab.h"
+#include "slabinfo_line.h"
 #include "test.h"
 
 static int nreports;
@@ -649,28 +650,12 @@ static void test_arrays_off(void)
 /* Slabs of cache @name in mcg_slabinfo_write()'s text (-1: no such cache). */
 static long slabinfo_slabs(const char *name)
 {
-	static char text[65536];
-	int fd[2];
-	if (pipe(fd))
-		return -1;
-	CHECK_EQ(mcg_slabinfo_write(fd[1]), 0);
-	close(fd[1]);
-	ssize_t n, len = 0;
-	while ((n = read(fd[0], text + len, sizeof(text) - 1 - (size_t)len)) > 0)
-		len += n;
-	close(fd[0]);
-	text[len] = '\0';
-	size_t nl = strlen(name);
-	for (char *l = text; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-		if (strncmp(l, name, nl) || l[nl] != ' ')
-			continue;
-		long v[13];
-		if (sscanf(l + nl,
-		           "%ld %ld %ld %ld %ld : tunables %ld %ld %ld : slabdata %ld %ld %ld",
-		           &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
-		           &v[10]) == 11)
-			return v[9];
-	}
+	const char *l = slabinfo_line(name);
+	long v[13];
+	if (l &&
+	    sscanf(l, "%ld %ld %ld %ld %ld : tunables %ld %ld %ld : slabdata %ld %ld %ld", &v[0],
+	           &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]) == 11)
+		return v[9];
 	return -1;
 }
 

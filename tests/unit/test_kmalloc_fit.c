@@ -20,6 +20,7 @@
 #include "memcg/slab.h"
 #include "slab/kmalloc_fast.h"
 #include "slab/slab.h"
+#include "slabinfo_line.h"
 #include "test.h"
 
 #define K 1024ul
@@ -74,25 +75,7 @@ static struct mcg_cache *fitted(size_t size)
 }
 
 /* Is there a line for cache @name in slabinfo? */
-static bool in_slabinfo(const char *name)
-{
-	static char text[65536];
-	int fd[2];
-	if (pipe(fd))
-		return false;
-	CHECK_EQ(mcg_slabinfo_write(fd[1]), 0);
-	close(fd[1]);
-	ssize_t n, len = 0;
-	while ((n = read(fd[0], text + len, sizeof(text) - 1 - (size_t)len)) > 0)
-		len += n;
-	close(fd[0]);
-	text[len] = '\0';
-	size_t nl = strlen(name);
-	for (char *l = text; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
-		if (!strncmp(l, name, nl) && l[nl] == ' ')
-			return true;
-	return false;
-}
+static bool in_slabinfo(const char *name) { return slabinfo_line(name) != NULL; }
 
 /* Objects handed out by @c (exact at rest: its arrays drained first). */
 static size_t active_objs(struct mcg_cache *c)
