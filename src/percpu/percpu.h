@@ -60,7 +60,8 @@ static inline bool mcg_percpu_use_rseq(void)
  * kmalloc stub's zeroed headers read empty and full at once), and its
  * descriptor store lands in that area.  Valid once mcg_percpu_init()
  * has run (before it mcg_rseq_offset is 0): every caller's cache or pointer
- * exists only after it, except mcg_malloc()'s, which tests the mode.
+ * exists only after it, except mcg_malloc()'s, whose table entries hold
+ * no arrays until then (slab/kmalloc_fast.h).
  */
 static inline bool mcg_percpu_sections(void) { return mcg_config_rseq_asm && !mcg_config_tsan; }
 
