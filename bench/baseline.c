@@ -71,6 +71,10 @@ static char shim_path[PATH_MAX];
 
 const char *baseline_lib(const char *name)
 {
+	if (!strcmp(name, BENCH_OTHER_SHIM)) { /* another build of memcg's shim */
+		const char *path = getenv(BENCH_OTHER_SHIM_ENV);
+		return path && *path ? path : NULL;
+	}
 	if (!strcmp(name, "memcg")) {
 		if (!shim_path[0] && mcg_run_find_preload(shim_path, sizeof(shim_path)))
 			shim_path[0] = '\0';

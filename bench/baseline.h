@@ -73,10 +73,21 @@ int bench_variants_find(struct bench_variant *out, const char *const *probe_argv
  */
 int bench_worker_run(const struct bench_variant *v, const char *const *argv, double *vals, int max);
 
+/*
+ * Another build of memcg's shim, for comparing two builds like with like:
+ * with MCG_BENCH_OTHER_SHIM=PATH in the environment, the in-process
+ * comparisons that take it (`memcg bench slab`'s pair) load PATH beside
+ * this build's shim as the allocator BENCH_OTHER_SHIM, for information:
+ * never a baseline, never judged.
+ */
+#define BENCH_OTHER_SHIM "memcg-other"
+#define BENCH_OTHER_SHIM_ENV "MCG_BENCH_OTHER_SHIM"
+
 /**
  * baseline_lib - the library file of allocator @name ("memcg": the shim;
- * "jemalloc", "mimalloc", "tcmalloc"), or NULL (not installed, or "glibc",
- * which is no library of its own to load).
+ * "jemalloc", "mimalloc", "tcmalloc"; BENCH_OTHER_SHIM: $MCG_BENCH_OTHER_SHIM),
+ * or NULL (not installed or not set, or "glibc", which is no library of its
+ * own to load).
  */
 const char *baseline_lib(const char *name);
 

@@ -34,6 +34,9 @@
  * baseline.  memcg's direct APIs - mcg_cache_alloc/free (`mcg-cache`) and
  * mcg_malloc/free (`mcg_malloc`) called straight from the static library -
  * are printed beside, labelled direct: no program reaches memcg that way.
+ * With MCG_BENCH_OTHER_SHIM=PATH (baseline.h), the pair's process also
+ * loads another build of the shim, `memcg-other`, and prints memcg's time
+ * against it: two builds compared like with like, not judged.
  * Verdicts are PASS / TIE (within 3 % of the target) / MISS; a MISS is a
  * finding, not an error exit.
  *
@@ -925,10 +928,17 @@ static int best_baseline(const struct ctx *x, const double *val)
 	return best;
 }
 
-/* Is in-process allocator @i a baseline (not memcg's shim, not a direct API)? */
+/* Is in-process allocator @i a direct API of memcg's (mcg-cache, mcg_malloc)? */
+static bool fp_is_direct(const struct ctx *x, int i)
+{
+	return !strcmp(x->fp[i], "mcg-cache") || !strcmp(x->fp[i], "mcg_malloc");
+}
+
+/* Is in-process allocator @i a baseline (not memcg's shim or another build
+ * of it, not a direct API)? */
 static bool fp_is_baseline(const struct ctx *x, int i)
 {
-	return i > 0 && strcmp(x->fp[i], "mcg-cache") && strcmp(x->fp[i], "mcg_malloc");
+	return i > 0 && !fp_is_direct(x, i) && strcmp(x->fp[i], BENCH_OTHER_SHIM);
 }
 
 /* Record a target: its verdict, counted, and a JSON line.  Return the verdict's name. */
@@ -1022,6 +1032,23 @@ static void print_fp_header(const struct ctx *x)
 		printf(" %*s", i == 0 ? 7 : 10, x->fp[i]);
 }
 
+/* With another build of the shim loaded (baseline.h): memcg's time / its,
+ * per configuration, for information. */
+static void pair_other_summary(const struct ctx *x, double *q)
+{
+	for (int i = 0; i < x->nfp; i++) {
+		if (strcmp(x->fp[i], BENCH_OTHER_SHIM))
+			continue;
+		printf("%s (%s, not judged): memcg's time / its, block by block, median over "
+		       "processes:",
+		       BENCH_OTHER_SHIM, baseline_lib(BENCH_OTHER_SHIM));
+		for (int cfg = 0; cfg < NPAIR; cfg++)
+			printf(" %zu/%d %.3f", pair_sizes[cfg / 2], pair_inflight[cfg % 2],
+			       fp_median(x, q, cfg, i, 2));
+		printf("\n");
+	}
+}
+
 static int case_pair(struct ctx *x)
 {
 	struct matrix m;
@@ -1057,7 +1084,7 @@ static int case_pair(struct ctx *x)
 			         "\"model\":\"inproc\",\"size\":%zu,\"inflight\":%d,\"runs\":%d,"
 			         "\"cpu_ns\":%.4f,\"direct\":%s,\"ratio\":%.4f,\"cpu_ratio\":%.4f",
 			         size, inflight, x->o.runs, fp_median(x, q, cfg, i, 1),
-			         use[i] || i == 0 ? "false" : "true", ratio[i], cpu_ratio[i]);
+			         fp_is_direct(x, i) ? "true" : "false", ratio[i], cpu_ratio[i]);
 			bench_emit_json("pair", x->fp[i], extra, fp_median(x, q, cfg, i, 0), "ns");
 		}
 		int who;
@@ -1078,6 +1105,7 @@ static int case_pair(struct ctx *x)
 		       "median over processes of memcg's time / the baseline's, block by block, "
 		       "for the baseline memcg fares worst with (\"cpu\": the same ratio in CPU "
 		       "time); TIE: within 3 %%\n");
+		pair_other_summary(x, q);
 		printf("each allocator in its own process, malloc through the PLT (memcg: its "
 		       "shim under LD_PRELOAD; mcg-cache, mcg_malloc: direct calls), for "
 		       "information:\n%5s %8s",
@@ -1497,7 +1525,9 @@ int bench_slab_main(int argc, char **argv)
 	/* In one process: memcg's shim first, then every baseline, then the direct APIs. */
 	if (var_index(x, "memcg") >= 0) {
 		x->fp[x->nfp++] = "memcg";
-		for (int i = 0; i < x->nvar && x->nfp < MAX_FP; i++)
+		if (baseline_lib(BENCH_OTHER_SHIM))
+			x->fp[x->nfp++] = BENCH_OTHER_SHIM;
+		for (int i = 0; i < x->nvar && x->nfp < MAX_FP - 2; i++)
 			if (x->var[i].baseline)
 				x->fp[x->nfp++] = x->var[i].name;
 		x->fp[x->nfp++] = "mcg-cache";

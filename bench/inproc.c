@@ -13,7 +13,7 @@ int bench_fp_open(const char *name, struct bench_fp *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->name = name;
-	a->baseline = strcmp(name, "memcg") != 0;
+	a->baseline = strcmp(name, "memcg") && strcmp(name, BENCH_OTHER_SHIM);
 	if (!strcmp(name, "glibc")) {
 		/* The process's malloc: glibc's, as no worker of this kind preloads one. */
 		a->malloc_fn = malloc;

@@ -29,7 +29,7 @@ struct bench_fp {
 	void *(*malloc_fn)(size_t);
 	void (*free_fn)(void *);
 	void *handle;  /* its dlopen() handle (glibc: RTLD_DEFAULT's libc) */
-	bool baseline; /* not memcg */
+	bool baseline; /* not memcg (nor another build of its shim, baseline.h) */
 };
 
 /**
