@@ -315,8 +315,7 @@ void *mcg_cache_alloc_objcg_slow(struct mcg_cache *c, struct mcg_objcg *x, uintp
 	if (unlikely(mcg_slab_sole_bits(w)) ||
 	    unlikely(mcg_objcg_consume_rseq(x, units) != MCG_PCPU_OK))
 		return alloc_objcg_general(c, x, slot);
-	uint64_t idx = mcg_slab_offset_index(u, (uintptr_t)obj - (uintptr_t)u->base);
-	mcg_slab_vector(w)[idx] = x->id;
+	mcg_slab_vector(w)[mcg_slab_product_index(u, mcg_slab_product(u, obj))] = x->id;
 	struct mcg_objcg *p = mcg_objcg_from_id(prev);
 	/* Inside a shrinker frees must reach the counters (mcg_objcg_give()). */
 	if (likely(!mcg_reclaim_state_current) &&

@@ -28,16 +28,26 @@
  * push that found the array full. */
 enum { MCG_FREE_UNCHECKED = 16, MCG_FREE_MISALIGNED = 17, MCG_FREE_FLUSH = 18 };
 
-/* This CPU's top object of @c, its charge given back if it carried one;
- * NULL if the array is empty or stopped (always, in locked mode). */
-static mcg_always_inline void *mcg_cache_pop(struct mcg_cache *c)
+/* This CPU's top object of the arrays at @pcpu, those of cache @c, its
+ * charge given back if it carried one; NULL if the array is empty or
+ * stopped (always, in locked mode).  @c NULL: the caller read the arrays
+ * elsewhere (kmalloc's table) and a charged object's own slab names its
+ * cache. */
+static mcg_always_inline void *mcg_pcpu_pop(struct mcg_pcpu_stack *pcpu, struct mcg_cache *c)
 {
-	uintptr_t slot = (uintptr_t)mcg_rseq_stack_pop(c->pcpu);
+	uintptr_t slot = (uintptr_t)mcg_rseq_stack_pop(pcpu);
 	if (likely(slot) && likely(!(slot & MCG_SLOT_CHARGED)))
 		return (void *)slot;
 	if (slot)
-		return mcg_cache_alloc_uncharge(c, slot);
+		return mcg_cache_alloc_uncharge(c ? c : mcg_slab_unit(mcg_slot_obj(slot))->cache,
+		                                slot);
 	return NULL;
+}
+
+/* mcg_pcpu_pop() of cache @c's arrays. */
+static mcg_always_inline void *mcg_cache_pop(struct mcg_cache *c)
+{
+	return mcg_pcpu_pop(c->pcpu, c);
 }
 
 /* Every exit is a return or a tail call: the fast path needs no stack

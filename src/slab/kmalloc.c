@@ -107,13 +107,6 @@ static mcg_noinline void *kmalloc_cpulock(size_t size, struct mcg_cache *c)
 	return mcg_cache_refill(c);
 }
 
-/* A charged object that malloc's pop took: its charge given back, by the
- * cache of its slab (the entry may have changed since its arrays were read). */
-mcg_noinline void *mcg_kmalloc_small_uncharge(uintptr_t slot)
-{
-	return mcg_cache_alloc_uncharge(mcg_slab_unit(mcg_slot_obj(slot))->cache, slot);
-}
-
 mcg_noinline void *mcg_kmalloc_small_slow(size_t size, struct mcg_cache *c)
 {
 	if (c == &mcg_kmalloc_stub_)

@@ -95,12 +95,11 @@ static inline struct mcg_cache *mcg_kmalloc_large_cache(size_t size)
 }
 
 /** The slow paths (slab/kmalloc.c): past a failed pop of @c; any size; a
- *  pointer that is not an object start of a slab (NULL, large, bad); a
- *  charged slot a pop took; mcg_kmalloc_small_slow() of entry @e's cache. */
+ *  pointer that is not an object start of a slab (NULL, large, bad);
+ *  mcg_kmalloc_small_slow() of entry @e's cache. */
 void *mcg_kmalloc_small_slow(size_t size, struct mcg_cache *c);
 void *mcg_kmalloc_slow(size_t size);
 void mcg_kfree_slow(void *p);
-void *mcg_kmalloc_small_uncharge(uintptr_t slot);
 void *mcg_kmalloc_entry_slow(size_t size, struct mcg_kmalloc_entry *e);
 
 /**
@@ -122,14 +121,10 @@ static mcg_always_inline void *mcg_kmalloc_small_fast(size_t size, mcg_kmalloc_s
 {
 	struct mcg_kmalloc_entry *e = mcg_kmalloc_small_entry(size);
 	struct mcg_pcpu_stack *pcpu = __atomic_load_n(&e->pcpu, __ATOMIC_ACQUIRE);
-	uintptr_t slot = 0;
-	if (likely(pcpu)) { /* mcg_cache_pop() on the entry's arrays */
-		slot = (uintptr_t)mcg_rseq_stack_pop(pcpu);
-		if (likely(slot) && likely(!(slot & MCG_SLOT_CHARGED)))
-			return (void *)slot;
-	}
-	if (slot)
-		return mcg_kmalloc_small_uncharge(slot);
+	void *obj;
+	/* The entry may change after its arrays are read: no cache to pass. */
+	if (likely(pcpu) && likely(obj = mcg_pcpu_pop(pcpu, NULL)))
+		return obj;
 	return slow(size, e);
 }
 

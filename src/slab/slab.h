@@ -228,28 +228,17 @@ static inline void mcg_slab_set_sole(struct mcg_slab *s, uintptr_t bits)
 }
 
 /*
- * The object index of @off bytes from object 0, one test for "an object
- * start": with slot_size = odd << shift and inv = odd^-1 mod 2^64, @off
- * rotated right by shift after the multiply is off / slot_size when
+ * The object index of a pointer and the test that it is an object start.
+ * With slot_size = odd << shift and inv = odd^-1 mod 2^64, the product m =
+ * (p - base) * inv rotated right by shift is (p - base) / slot_size when
  * slot_size divides it; otherwise it is at least 2^(64 - shift) / odd (a
- * low bit of @off rotated up, or the divisibility test of Granlund and
- * Montgomery failing), far above any slab's object count.  An offset
- * below object 0 (negative) falls there too.
- */
-static inline uint64_t mcg_slab_offset_index(const struct mcg_slab *s, uint64_t off)
-{
-	uint64_t m = off * s->inv;
-	unsigned k = s->shift;
-	return (m >> k) | (m << (-k & 63));
-}
-
-/*
- * The object-start test of mcg_slab_offset_index(), taken apart so that no
- * rotate by a variable count (two or three micro-ops, one of them for the
- * flags) sits on the free's fast path: with m = (p - base) * inv, the
- * rotated product is below nobjs exactly when m's low shift bits are clear
- * and m is below nobjs << shift - two tests of values in line 0.  The
- * index, m >> shift, is computed only by a caller that uses it.
+ * low bit of the offset rotated up, or the divisibility test of Granlund
+ * and Montgomery failing), far above any slab's object count; an offset
+ * below object 0 (negative) falls there too.  Taken apart, with no rotate
+ * by a variable count (two or three micro-ops, one of them for the flags):
+ * the rotated product is below nobjs exactly when m's low shift bits are
+ * clear and m is below nobjs << shift - two tests of one word in line 0
+ * (start_test).  The index, m >> shift, only for a caller that uses it.
  */
 static inline uint64_t mcg_slab_product(const struct mcg_slab *s, const void *p)
 {
