@@ -11,8 +11,9 @@
  * The program's stdout is never touched: the report goes to its stderr or to
  * FILE.  memcg run exits with the program's status (128 + signal if killed).
  *
- * The shim serves the program's control socket (src/preload/control.c)
- * unless --no-control (MCG_CONTROL=0), and its metrics over HTTP with
+ * The shim serves the program's control socket (src/preload/threads.c)
+ * from its start (memcg run sets MCG_LAZY_THREADS=0 unless the caller set
+ * it) unless --no-control (MCG_CONTROL=0), and its metrics over HTTP with
  * --metrics ADDR (MCG_METRICS_LISTEN).  When stderr is a terminal, memcg
  * run says the program's pid and how to watch it (`memcg top -p PID`).
  */
@@ -222,9 +223,10 @@ static void usage(FILE *f)
 	           "  suffix, or max.  The report then ends with the group's memory.current,\n"
 	           "  memory.stat and memory.events.  Each process CMD starts gets a group of\n"
 	           "  its own with the same limits (the environment MCG_HEAP_MAX/_HIGH).\n"
-	           "  CMD serves a control socket (memcg ps/stat/set/top -p PID) unless\n"
-	           "  --no-control (MCG_CONTROL=0); --metrics ADDR:PORT serves Prometheus\n"
-	           "  metrics at http://ADDR:PORT/metrics (MCG_METRICS_LISTEN).\n");
+	           "  CMD serves a control socket (memcg ps/stat/set/top -p PID) from its\n"
+	           "  start (MCG_LAZY_THREADS=0, unless set) unless --no-control\n"
+	           "  (MCG_CONTROL=0); --metrics ADDR:PORT serves Prometheus metrics at\n"
+	           "  http://ADDR:PORT/metrics (MCG_METRICS_LISTEN).\n");
 }
 
 /* Check @value as memory.max/memory.high would, on a scratch group. */
@@ -312,7 +314,12 @@ int mcg_cmd_run(int argc, char **argv)
 	    (metrics && setenv("MCG_METRICS_LISTEN", metrics, 1)))
 		return 2;
 	const char *ctl = getenv("MCG_CONTROL");
-	run_announce = isatty(2) && !(ctl && !strcmp(ctl, "0"));
+	bool control = !(ctl && !strcmp(ctl, "0"));
+	/* A program run to be steered serves its socket from the start, unless
+	 * the caller set MCG_LAZY_THREADS (src/preload/threads.c). */
+	if (control && setenv("MCG_LAZY_THREADS", "0", 0))
+		return 2;
+	run_announce = isatty(2) && control;
 	char preload[PATH_MAX];
 	if (mcg_run_find_preload(preload, sizeof(preload)))
 		return 2;

@@ -37,6 +37,12 @@ static struct mcg_option options[MCG_OPT_COUNT] = {
                 {"control_timeout_ms", "MCG_CONTROL_TIMEOUT_MS", 10000, 10000, 100, 3600000, "ms",
                  "a control socket client that sends no whole request, or does not read its "
                  "reply, for this long is disconnected"},
+        [MCG_OPT_LAZY_THREADS] =
+                {"lazy_threads", "MCG_LAZY_THREADS", 1, 1, 0, 1, "bool",
+                 "the malloc shim starts its threads (reaper, control socket) only once the "
+                 "program has a thread of its own or has run one reap period (1 s when aging is "
+                 "off): a second thread makes glibc take a single-threaded program's locks "
+                 "(stdio, mutexes) with atomic instructions; 0: at start (memcg run's default)"},
         [MCG_OPT_DIRTY_RATIO] = {"dirty_ratio", "MCG_DIRTY_RATIO", 20, 20, 0, 100, "%",
                                  "dirty (+ writeback) page-cache memory a domain (the process, "
                                  "a group) may hold, in % of its available memory; writers "

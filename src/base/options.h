@@ -21,6 +21,7 @@ enum mcg_option_id {
 	MCG_OPT_RECURSIVEPROT,      /* cgroup2's memory_recursiveprot mount option */
 	MCG_OPT_CONTROL,            /* the malloc shim starts the control socket */
 	MCG_OPT_CONTROL_TIMEOUT_MS, /* a control client idle or not reading this long is closed */
+	MCG_OPT_LAZY_THREADS,       /* the shim's threads wait for the program's own, or a period */
 	/* The page cache (pagecache/): the kernel's vm.dirty_* knobs.  Writing a
 	 * ratio zeroes its bytes twin and the other way round; bytes win when
 	 * both are nonzero. */

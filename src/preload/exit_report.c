@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * preload/exit_report.c - the shim's process life: start the reaper when
- * asked, and print slabinfo (and the heap group's files, preload/heap.c)
- * when the program that `memcg run` started exits.
+ * preload/exit_report.c - the shim's process at its end: print slabinfo
+ * (and the heap group's files, preload/heap.c) when the program that
+ * `memcg run` started exits, the reaper stopped first (preload/threads.c).
  *
  * The protocol with `memcg run` (tools/cmd_run.c) is three environment
  * variables, read once by the constructor:
@@ -42,17 +42,16 @@
 
 #include "base/compiler.h"
 #include "base/log.h"
-#include "base/options.h"
 #include "iface/server.h"
 #include "memcg/slab.h"
 #include "preload/heap.h"
+#include "preload/threads.h"
 
 static pid_t report_pid;   /* 0: do not report */
 static int report_fd = -1; /* used when report_path is empty */
 static dev_t report_dev;   /* what report_fd refers to */
 static ino_t report_ino;
 static char report_path[PATH_MAX]; /* "" unless MCG_REPORT_FILE was given */
-static pid_t reaper_pid;           /* the process whose reaper thread runs */
 static int reported;               /* 1 once the report went out */
 
 /* Parse a decimal number of at most 9 digits; -1 if @s is not one. */
@@ -90,7 +89,7 @@ static int dup_private(int fd)
 	return dup;
 }
 
-__attribute__((constructor)) static void preload_start(void)
+__attribute__((constructor)) static void report_start(void)
 {
 	long pid = parse_small(getenv("MCG_REPORT_PID"));
 	if (pid > 0 && (pid_t)pid == getpid()) {
@@ -105,9 +104,6 @@ __attribute__((constructor)) static void preload_start(void)
 				report_pid = (pid_t)pid;
 		}
 	}
-	long reap_ms = mcg_option(MCG_OPT_REAP_MS);
-	if (reap_ms > 0 && mcg_reaper_start((unsigned)reap_ms) == 0)
-		reaper_pid = getpid();
 }
 
 /* Write the report if this is the process `memcg run` started (once). */
@@ -141,9 +137,7 @@ static void report_now(void)
 
 __attribute__((destructor)) static void preload_exit(void)
 {
-	/* A stable report.  A forked child has no reaper thread to join. */
-	if (reaper_pid && getpid() == reaper_pid)
-		mcg_reaper_stop();
+	mcg_preload_threads_exit(); /* a stable report */
 	report_now();
 }
 

@@ -268,9 +268,18 @@ static unsigned reaper_interval_ms;
 
 static uint64_t age_last_ns; /* when the last inline step began (CAS) */
 static mcg_tls unsigned age_ticks;
+static void (*tick_hook)(void); /* mcg_slab_tick_hook_set() */
+
+void mcg_slab_tick_hook_set(void (*fn)(void))
+{
+	__atomic_store_n(&tick_hook, fn, __ATOMIC_RELEASE);
+}
 
 static mcg_noinline void age_tick_slow(void)
 {
+	void (*hook)(void) = __atomic_load_n(&tick_hook, __ATOMIC_ACQUIRE);
+	if (hook)
+		hook();
 	long ms = mcg_option(MCG_OPT_REAP_MS);
 	if (ms <= 0 || __atomic_load_n(&reaper_running, __ATOMIC_RELAXED))
 		return;

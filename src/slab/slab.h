@@ -324,6 +324,13 @@ void mcg_slab_purge_forget(struct mcg_cache *c, struct mcg_slab *s);
  * a period (MCG_REAP_MS) has passed since the last.
  */
 void mcg_slab_age_tick(void);
+/**
+ * mcg_slab_tick_hook_set - have @fn called (no lock held) at each look at the
+ * clock mcg_slab_age_tick() makes, in whichever thread makes it, whether or
+ * not a reaper runs; NULL: no more calls (one may be under way).  The malloc
+ * shim's lazy start of its threads (preload/threads.c).
+ */
+void mcg_slab_tick_hook_set(void (*fn)(void));
 /** Flush every CPU array of @c to the slabs. */
 void mcg_cache_drain_all(struct mcg_cache *c);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_control_shim.c - the control socket of programs under `memcg run`
- * (the malloc shim starts it, src/preload/control.c), steered from outside
+ * (the malloc shim starts it, src/preload/threads.c), steered from outside
  * with the CLI:
  *
  *   - python3 under `memcg run --max 64M --metrics 127.0.0.1:0`: its heap

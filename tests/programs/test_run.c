@@ -254,26 +254,26 @@ static void test_shim_report_environment(void)
 {
 	struct prog_result r;
 	/* Not a number, too many digits: no report. */
-	r = run_preloaded("MCG_REPORT_PID=$$x MCG_REPORT_FD=2 exec true", NULL);
+	r = run_preloaded("MCG_REPORT_PID=$$x MCG_REPORT_FD=2 exec sh -c :", NULL);
 	CHECK_EQ(r.status, 0);
 	CHECK_EQ(r.err_len, 0);
 	prog_result_free(&r);
-	r = run_preloaded("MCG_REPORT_PID=0000000000$$ MCG_REPORT_FD=2 exec true", NULL);
+	r = run_preloaded("MCG_REPORT_PID=0000000000$$ MCG_REPORT_FD=2 exec sh -c :", NULL);
 	CHECK_EQ(r.status, 0);
 	CHECK_EQ(r.err_len, 0);
 	prog_result_free(&r);
 	/* The pid and descriptor 2: the report on stderr. */
-	r = run_preloaded("MCG_REPORT_PID=$$ MCG_REPORT_FD=2 exec true", NULL);
+	r = run_preloaded("MCG_REPORT_PID=$$ MCG_REPORT_FD=2 exec sh -c :", NULL);
 	CHECK_EQ(r.status, 0);
 	CHECK(prog_is_report(r.err));
 	prog_result_free(&r);
 	/* No descriptor, no file: nothing. */
-	r = run_preloaded("MCG_REPORT_PID=$$ exec true", NULL);
+	r = run_preloaded("MCG_REPORT_PID=$$ exec sh -c :", NULL);
 	CHECK_EQ(r.status, 0);
 	CHECK_EQ(r.err_len, 0);
 	prog_result_free(&r);
 	/* A descriptor the process does not have: nothing. */
-	r = run_preloaded("MCG_REPORT_PID=$$ MCG_REPORT_FD=77 exec true", NULL);
+	r = run_preloaded("MCG_REPORT_PID=$$ MCG_REPORT_FD=77 exec sh -c :", NULL);
 	CHECK_EQ(r.status, 0);
 	CHECK_EQ(r.err_len, 0);
 	prog_result_free(&r);
@@ -286,7 +286,7 @@ static void test_shim_report_environment(void)
 	CHECK_EQ(r.err_len, 0);
 	prog_result_free(&r);
 	/* Fewer than 1000 descriptors allowed: the private copy sits lower. */
-	r = run_preloaded("ulimit -n 200 && MCG_REPORT_PID=$$ MCG_REPORT_FD=2 exec true", NULL);
+	r = run_preloaded("ulimit -n 200 && MCG_REPORT_PID=$$ MCG_REPORT_FD=2 exec sh -c :", NULL);
 	CHECK_EQ(r.status, 0);
 	CHECK(prog_is_report(r.err));
 	prog_result_free(&r);
@@ -296,19 +296,19 @@ static void test_shim_report_environment(void)
 	memset(longname + 16, 'a', PATH_MAX + 8);
 	longname[16 + PATH_MAX + 8] = 0;
 	char *env_long[] = {longname, NULL};
-	r = run_preloaded("MCG_REPORT_PID=$$ MCG_REPORT_FD=2 exec true", env_long);
+	r = run_preloaded("MCG_REPORT_PID=$$ MCG_REPORT_FD=2 exec sh -c :", env_long);
 	CHECK_EQ(r.status, 0);
 	CHECK(prog_is_report(r.err));
 	prog_result_free(&r);
 	/* A report file that cannot take the report: one line on stderr. */
-	r = run_preloaded("MCG_REPORT_PID=$$ MCG_REPORT_FILE=/dev/full exec true", NULL);
+	r = run_preloaded("MCG_REPORT_PID=$$ MCG_REPORT_FILE=/dev/full exec sh -c :", NULL);
 	CHECK_EQ(r.status, 0);
 	CHECK(strstr(r.err, "cannot write the slabinfo report to /dev/full") != NULL);
 	CHECK(!prog_is_report(r.err));
 	prog_result_free(&r);
 }
 
-/* The shim's servers at start-up: a socket directory whose path leaves no
+/* The shim's servers at start-up (MCG_LAZY_THREADS=0): a socket directory whose path leaves no
  * room for the socket's name says so on stderr and the program runs on; an
  * empty MCG_METRICS_LISTEN starts nothing, a malformed one says so. */
 static void test_shim_servers_environment(void)
@@ -320,7 +320,7 @@ static void test_shim_servers_environment(void)
 	REQUIRE(mkdir(deep, 0700) == 0);
 	char xdg[PATH_MAX + 32];
 	snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", deep);
-	char *env_deep[] = {xdg, "MCG_CONTROL=1", NULL};
+	char *env_deep[] = {xdg, "MCG_CONTROL=1", "MCG_LAZY_THREADS=0", NULL};
 	struct prog_result r = run_preloaded("echo ran", env_deep);
 	CHECK_EQ(r.status, 0);
 	CHECK(strcmp(r.out, "ran\n") == 0);
