@@ -65,7 +65,8 @@ static void start_threads(void)
 		__atomic_store_n(&reaper_pid, getpid(), __ATOMIC_RELEASE);
 	if (mcg_option(MCG_OPT_CONTROL)) {
 		int err = mcg_control_start(NULL);
-		if (err && err != -EACCES) /* -EACCES said why already */
+		/* -EACCES said why already; -EALREADY: the program serves it */
+		if (err && err != -EACCES && err != -EALREADY)
 			mcg_log("control socket: not serving (%s)", strerror(-err));
 	}
 }
