@@ -222,6 +222,22 @@ static inline long prog_report_active(const char *text, const char *name)
 	return strtol(p + strlen(key), NULL, 10);
 }
 
+/**
+ * prog_shim_self - why a test of the shim cannot run here (NULL: it can),
+ * and this test's own path in @self (@len bytes), to run it again as a
+ * child under the shim.
+ */
+static inline const char *prog_shim_self(char *self, size_t len)
+{
+	if (!getenv("MCG_PRELOAD_LIB"))
+		return "MCG_PRELOAD_LIB is not set (run it from ctest)";
+	ssize_t n = readlink("/proc/self/exe", self, len - 1);
+	if (n <= 0)
+		return "no /proc/self/exe";
+	self[n] = '\0';
+	return NULL;
+}
+
 /** prog_mkdtemp - a fresh directory /tmp/memcg-test-XXXXXX into @buf (64 bytes). */
 static inline bool prog_mkdtemp(char *buf)
 {

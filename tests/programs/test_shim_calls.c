@@ -134,12 +134,9 @@ int main(int argc, char **argv)
 		execv("/proc/self/exe", argv);
 		return 127;
 	}
-	if (!getenv("MCG_PRELOAD_LIB"))
-		return test_skip("MCG_PRELOAD_LIB is not set (run it from ctest)");
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return test_skip("no /proc/self/exe");
-	self[n] = '\0';
+	const char *why = prog_shim_self(self, sizeof(self));
+	if (why)
+		return test_skip(why);
 	if (!prog_mkdtemp(dir))
 		return test_skip("no temporary directory");
 	RUN(test_calls_and_report);

@@ -263,12 +263,9 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "--child"))
 		return child(argv[2], atof(argv[3]));
-	if (!getenv("MCG_PRELOAD_LIB"))
-		return test_skip("MCG_PRELOAD_LIB is not set (run it from ctest)");
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return test_skip("no /proc/self/exe");
-	self[n] = '\0';
+	const char *why = prog_shim_self(self, sizeof(self));
+	if (why)
+		return test_skip(why);
 	RUN(test_short_program_stays_single);
 	RUN(test_allocating_program_gets_them);
 	RUN(test_threaded_program_gets_them_at_once);
